@@ -1,0 +1,11 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] },
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  // one Temporal dev server and one workflow bundle for the whole run
+  globalSetup: '<rootDir>/test/setup/global-setup.ts',
+  globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+  testTimeout: 60_000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,24 @@
+import type { Command } from 'commander';
+import { Redeliver } from '../client';
+
+export interface ConnectionFlags {
+  address?: string;
+  namespace?: string;
+  taskQueue?: string;
+}
+
+/** --address / --namespace / --task-queue, shared by every command that talks to Temporal. */
+export function withConnectionFlags(command: Command): Command {
+  return command
+    .option('--address <host:port>', 'Temporal frontend (default $TEMPORAL_ADDRESS or localhost:7233)')
+    .option('--namespace <name>', 'Temporal namespace (default $TEMPORAL_NAMESPACE or default)')
+    .option('--task-queue <name>', 'task queue of the workers (default $REDELIVER_TASK_QUEUE or redeliver)');
+}
+
+export async function connect(flags: ConnectionFlags): Promise<Redeliver> {
+  return Redeliver.connect({
+    ...(flags.address && { address: flags.address }),
+    ...(flags.namespace && { namespace: flags.namespace }),
+    taskQueue: flags.taskQueue ?? process.env.REDELIVER_TASK_QUEUE ?? 'redeliver',
+  });
+}

@@ -1,0 +1,30 @@
+import { CommanderError } from 'commander';
+import { InvalidInputError } from '../errors';
+
+/** Exit codes scripts can rely on (README, "Exit codes"). */
+export const EXIT = {
+  ok: 0,
+  /** the delivery ended in a dead letter or was cancelled (result) */
+  notDelivered: 1,
+  /** bad input: nothing was started */
+  invalidInput: 2,
+  /** Temporal could not be reached, or another runtime failure */
+  failure: 3,
+} as const;
+
+/** Prints `value` as JSON, or as the human form `text()` gives. */
+export function emit(json: boolean, value: unknown, text: () => string): void {
+  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text()}\n`);
+}
+
+/** Ends the process with the error's exit code and a message that names what was wrong. */
+export function fail(err: unknown): never {
+  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.invalidInput);
+  if (err instanceof InvalidInputError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(EXIT.invalidInput);
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`error: ${message}\n`);
+  process.exit(EXIT.failure);
+}

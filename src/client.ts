@@ -1,0 +1,207 @@
+import { createHash } from 'node:crypto';
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  CancelledFailure,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { InvalidInputError } from './errors';
+import { validateDelivery, type ValidateOptions } from './delivery/validate';
+import { deliverySummary } from './delivery/summary';
+import type { Delivery, DeliveryInput, DeliveryResult, DeliveryStatus } from './delivery/types';
+import {
+  Attempts,
+  DeliveryKind,
+  DeliveryState,
+  Device,
+  Endpoint,
+  Tenant,
+  statusQuery,
+} from './workflows/definitions';
+import type { deliveryWorkflow } from './workflows/delivery';
+
+export const DEFAULT_TASK_QUEUE = 'redeliver';
+
+export interface RedeliverOptions extends ValidateOptions {
+  /** Task queue the workers poll. Default `redeliver`. */
+  taskQueue?: string;
+  namespace?: string;
+}
+
+export interface ConnectOptions extends RedeliverOptions {
+  /** host:port of the Temporal frontend. Default $TEMPORAL_ADDRESS or localhost:7233. */
+  address?: string;
+}
+
+/** The producer's API: submit deliveries, read their status, await their outcome. */
+export class Redeliver {
+  readonly taskQueue: string;
+
+  constructor(
+    readonly client: Client,
+    private readonly options: RedeliverOptions = {},
+  ) {
+    this.taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+  }
+
+  /** Connects to Temporal (TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE, or the options). */
+  static async connect(options: ConnectOptions = {}): Promise<Redeliver> {
+    const address = options.address ?? process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
+    const namespace = options.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default';
+    const connection = await Connection.connect({ address });
+    return new Redeliver(new Client({ connection, namespace }), { ...options, namespace });
+  }
+
+  /** Closes the connection made by `connect`. */
+  async close(): Promise<void> {
+    await this.client.connection.close();
+  }
+
+  /** Refuses bad input with an InvalidInputError naming each wrong field; returns the normalized delivery. */
+  validate(input: DeliveryInput | unknown): Delivery {
+    return validateDelivery(input, this.options);
+  }
+
+  /**
+   * Submits one delivery. Idempotent: the same message id (for the same tenant and device) returns the
+   * existing delivery, never a second one; `created` says which. Reusing a message id for a different
+   * message is refused.
+   */
+  async submit(input: DeliveryInput): Promise<DeliveryHandle> {
+    const delivery = this.validate(input);
+    const fingerprint = fingerprintOf(delivery);
+    try {
+      const handle = await this.client.workflow.start<typeof deliveryWorkflow>('deliveryWorkflow', {
+        taskQueue: this.taskQueue,
+        workflowId: delivery.deliveryId,
+        args: [{ delivery }],
+        // a finished delivery keeps its id: resubmitting returns it instead of sending again
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        memo: { fingerprint, delivery: facts(delivery) },
+        staticSummary: deliverySummary(delivery),
+        typedSearchAttributes: [
+          { key: DeliveryKind, value: delivery.kind },
+          { key: DeliveryState, value: 'pending' },
+          { key: Endpoint, value: delivery.endpoint },
+          { key: Tenant, value: delivery.tenant },
+          { key: Device, value: delivery.device },
+          { key: Attempts, value: 0 },
+        ],
+      });
+      return new DeliveryHandle(handle, true);
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      const handle = this.client.workflow.getHandle<typeof deliveryWorkflow>(delivery.deliveryId);
+      const existing = ((await handle.describe()).memo as unknown as Memo | undefined)?.fingerprint;
+      if (existing !== undefined && existing !== fingerprint) {
+        throw new InvalidInputError(
+          [{ field: 'messageId', message: `${delivery.messageId} was already submitted with a different message or target` }],
+          'delivery',
+        );
+      }
+      return new DeliveryHandle(handle, false);
+    }
+  }
+
+  /** Submits many; every input is validated before the first is started, so bad input starts nothing. */
+  async submitMany(inputs: DeliveryInput[], onProgress?: (done: number) => void): Promise<DeliveryHandle[]> {
+    const problems = [];
+    for (const [i, input] of inputs.entries()) {
+      try {
+        this.validate(input);
+      } catch (err) {
+        if (!(err instanceof InvalidInputError)) throw err;
+        problems.push(...err.problems.map((p) => ({ field: `[${i}].${p.field}`, message: p.message })));
+      }
+    }
+    if (problems.length) throw new InvalidInputError(problems, 'deliveries');
+    const handles: DeliveryHandle[] = [];
+    for (const input of inputs) {
+      handles.push(await this.submit(input));
+      onProgress?.(handles.length);
+    }
+    return handles;
+  }
+
+  /** A handle on an existing delivery by its id (`delivery/<tenant>/<device>/<messageId>`). */
+  getHandle(deliveryId: string): DeliveryHandle {
+    return new DeliveryHandle(this.client.workflow.getHandle<typeof deliveryWorkflow>(deliveryId), false);
+  }
+}
+
+export class DeliveryHandle {
+  constructor(
+    readonly workflow: WorkflowHandle<typeof deliveryWorkflow>,
+    /** Whether this submit started the delivery (false: it already existed). */
+    readonly created: boolean,
+  ) {}
+
+  get deliveryId(): string {
+    return this.workflow.workflowId;
+  }
+
+  /** Where the delivery stands: state, attempts, next attempt time, last error, the attempt log. */
+  async status(): Promise<DeliveryStatus> {
+    const description = await this.workflow.describe();
+    if (description.status.name === 'RUNNING') return this.workflow.query(statusQuery);
+    // a closed delivery: its result says it all (no worker needed)
+    const result = await this.result();
+    return {
+      deliveryId: this.deliveryId,
+      ...(description.memo as unknown as Memo).delivery,
+      state: result.outcome,
+      attempts: result.attempts,
+      firstAttemptAt: result.firstAttemptAt,
+      lastAttemptAt: result.lastAttemptAt,
+      nextAttemptAt: null,
+      lastError: result.lastError,
+      attemptLog: [],
+      summary: `${result.outcome}: ${result.reason}`,
+    };
+  }
+
+  /** Waits for the outcome. A cancelled delivery resolves to outcome `cancelled`. */
+  async result(): Promise<DeliveryResult> {
+    try {
+      return await this.workflow.result();
+    } catch (err) {
+      if (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure) {
+        const description = await this.workflow.describe();
+        return {
+          deliveryId: this.deliveryId,
+          messageId: (description.memo as unknown as Memo).delivery.messageId,
+          outcome: 'cancelled',
+          attempts: description.typedSearchAttributes.get(Attempts) ?? 0,
+          firstAttemptAt: null,
+          lastAttemptAt: null,
+          lastError: null,
+          reason: 'cancelled by request',
+        };
+      }
+      throw err;
+    }
+  }
+
+  /** Cancels the delivery: no further attempt is made; the outcome is `cancelled`. */
+  async cancel(): Promise<void> {
+    await this.workflow.cancel();
+  }
+}
+
+/** Kept in the workflow's memo: what status needs of a closed delivery without reading its history. */
+interface Memo {
+  fingerprint: string;
+  delivery: ReturnType<typeof facts>;
+}
+
+function facts(d: Delivery) {
+  return { messageId: d.messageId, kind: d.kind, qos: d.qos, tenant: d.tenant, device: d.device, endpoint: d.endpoint };
+}
+
+/** What makes two submissions "the same message": everything but the submit time. */
+function fingerprintOf(delivery: Delivery): string {
+  const { submittedAt: _submittedAt, ...rest } = delivery;
+  return createHash('sha256').update(JSON.stringify(rest)).digest('base64url').slice(0, 22);
+}

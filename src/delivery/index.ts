@@ -1,0 +1,3 @@
+export * from './types';
+export { validateDelivery, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_ATTEMPT_TIMEOUT_MS, type ValidateOptions } from './validate';
+export { deliveryIdOf } from './ids';

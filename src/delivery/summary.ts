@@ -1,0 +1,46 @@
+import type { Delivery } from './types';
+
+/** A duration in words an operator reads at a glance: 0.2 s, 37 s, 4 min 10 s, 5 h 3 min, 6 d 23 h. */
+export function humanDuration(ms: number): string {
+  const s = Math.max(0, ms) / 1000;
+  if (s < 10) return `${Number(s.toFixed(1))} s`;
+  if (s < 60) return `${Math.round(s)} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return s % 60 >= 1 && m < 10 ? `${m} min ${Math.floor(s % 60)} s` : `${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
+  const d = Math.floor(h / 24);
+  return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
+}
+
+/** A stable code in words: http-503 → HTTP 503, net-ECONNRESET → ECONNRESET, timeout → a timeout. */
+export function codeInWords(code: string): string {
+  if (code.startsWith('http-')) return `HTTP ${code.slice(5)}`;
+  if (code.startsWith('mqtt-')) return `MQTT ${code.slice(5)}`;
+  if (code.startsWith('net-')) return code.slice(4);
+  if (code.startsWith('tls-')) return `TLS ${code.slice(4)}`;
+  if (code === 'timeout') return 'a timeout';
+  return code;
+}
+
+/** When the delivery expires (epoch ms), from its max age and deadline; null when unbounded. */
+export function expiresAt(delivery: Pick<Delivery, 'policy'>, firstAttemptAt: number): number | null {
+  const bounds = [
+    delivery.policy.maxAge === null ? null : firstAttemptAt + delivery.policy.maxAge,
+    delivery.policy.deadline,
+  ].filter((b): b is number => b !== null);
+  return bounds.length ? Math.min(...bounds) : null;
+}
+
+/** "waiting 37 s after HTTP 503 — attempt 4, expires in 6 d 23 h" */
+export function waitingSummary(args: { delayMs: number; code: string; nextAttempt: number; expiresInMs: number | null; hinted: boolean }): string {
+  const why = args.hinted ? `${codeInWords(args.code)} asked to wait` : `after ${codeInWords(args.code)}`;
+  const expiry = args.expiresInMs === null ? '' : `, expires in ${humanDuration(args.expiresInMs)}`;
+  return `waiting ${humanDuration(args.delayMs)} ${why} — attempt ${args.nextAttempt} next${expiry}`;
+}
+
+/** The fixed one-line summary of a delivery: "event acme/sensor-1 → api.example.com". */
+export function deliverySummary(d: Pick<Delivery, 'kind' | 'qos' | 'tenant' | 'device' | 'endpoint'>): string {
+  const kind = d.kind === 'telemetry' ? `telemetry QoS ${d.qos}` : d.kind;
+  return `${kind} ${d.tenant}/${d.device} → ${d.endpoint}`;
+}

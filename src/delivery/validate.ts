@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import ms from 'ms';
+import { z } from 'zod';
+import { InvalidInputError, type Problem } from '../errors';
+import { policyProblems, validatePolicy } from '../policy';
+import type { BackoffPolicyInput } from '../policy/types';
+import type { Delivery, DeliveryInput } from './types';
+import { deliveryIdOf } from './ids';
+
+/** Payloads travel inside Temporal's history, whose blobs must stay well below its 2 MB limit. */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
+export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
+const MAX_ATTEMPT_TIMEOUT_MS = 5 * 60_000;
+
+// Ids end up in workflow ids, HTTP headers and MQTT topics: no whitespace, no topic separators or wildcards.
+const name = (what: string) =>
+  z
+    .string({ error: want(`must be a string (the ${what})`) })
+    .min(1, { error: 'must not be empty' })
+    .max(256, { error: 'must be at most 256 characters' })
+    .regex(/^[^\s/+#]+$/, { error: 'must not contain whitespace, "/", "+" or "#"' });
+
+/** An error message that says "is required" when the field is missing. */
+const want = (message: string) => (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : message);
+
+const durationSchema = z.union([z.number(), z.string()], { error: 'must be milliseconds or a duration string such as "10s"' });
+const verdictSchema = z.enum(['success', 'client', 'well-known', 'server', 'connection'], {
+  error: 'must be one of success, client, well-known, server, connection',
+});
+
+const targetSchema = z
+  .object({
+    url: z.string({ error: want('must be a URL string') }),
+    method: z.enum(['POST', 'PUT', 'PATCH'], { error: 'must be POST, PUT or PATCH' }).optional(),
+    headers: z.record(z.string(), z.string({ error: 'header values must be strings' })).optional(),
+    timeout: durationSchema.optional(),
+  })
+  .strict();
+
+const inputSchema = z
+  .object({
+    messageId: name('message id').optional(),
+    kind: z.enum(['telemetry', 'event', 'command-response'], { error: want('must be one of telemetry, event, command-response') }),
+    qos: z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' }).optional(),
+    tenant: name('tenant'),
+    device: name('device'),
+    target: z.union([z.string(), targetSchema], { error: want('must be a URL or { url, method?, headers?, timeout? }') }),
+    payload: z.unknown(),
+    contentType: z.string().min(1, { error: 'must not be empty' }).optional(),
+    command: z
+      .object({
+        requestId: name('command request id'),
+        status: z.number().int().min(200, { error: 'must be an HTTP-style status code 200-599' }).max(599, { error: 'must be an HTTP-style status code 200-599' }).optional(),
+        deadline: z.union([z.string(), z.number(), z.date()]).optional(),
+      })
+      .strict()
+      .optional(),
+    policy: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
+    overrides: z
+      .record(
+        z.string().regex(/^(http-\d{3}|mqtt-0x[0-9a-f]{2}|net-[A-Z0-9_]+|timeout|tls-[A-Z0-9_]+|invalid-target)$/, {
+          error: 'keys must be stable codes such as http-409, mqtt-0x97, net-ECONNRESET, timeout',
+        }),
+        verdictSchema,
+      )
+      .optional(),
+  })
+  .strict();
+
+export interface ValidateOptions {
+  /** Epoch ms; default Date.now(). */
+  now?: number;
+  /** Largest accepted body in bytes. Default 256 KiB. */
+  maxPayloadBytes?: number;
+  /** Allowed URL schemes. Default http and https. */
+  schemes?: string[];
+}
+
+/**
+ * Validates a submission and fills in every default; throws InvalidInputError naming each wrong field.
+ * Nothing about a delivery is decided later: the workflow receives exactly what this returns.
+ */
+export function validateDelivery(raw: unknown, options: ValidateOptions = {}): Delivery {
+  const now = options.now ?? Date.now();
+  const parsed = inputSchema.safeParse(raw);
+  if (!parsed.success) throw new InvalidInputError(zodProblems(parsed.error), 'delivery');
+  const input = parsed.data as DeliveryInput;
+  const problems: Problem[] = [];
+
+  if (input.qos !== undefined && input.kind !== 'telemetry') {
+    problems.push({ field: 'qos', message: `applies to telemetry only (${input.kind} is always delivered at least once)` });
+  }
+  const qos = input.kind === 'telemetry' ? (input.qos ?? 1) : 1;
+
+  const rawTarget = typeof input.target === 'string' ? { url: input.target } : input.target;
+  // placeholders let one URL template serve many deliveries (Hono: /command/res/{tenant}/{device}/{requestId})
+  const target = { ...rawTarget, url: expandUrl(rawTarget.url, input) };
+  const schemes = options.schemes ?? ['http', 'https'];
+  const targetField = typeof input.target === 'string' ? 'target' : 'target.url';
+  let url: URL | undefined;
+  try {
+    url = new URL(target.url);
+    const scheme = url.protocol.replace(/:$/, '');
+    if (!schemes.includes(scheme)) {
+      problems.push({ field: targetField, message: `scheme "${scheme}" is not supported; use ${schemes.join(' or ')}` });
+    }
+  } catch {
+    problems.push({ field: targetField, message: `is not a valid URL: ${JSON.stringify(target.url)}` });
+  }
+  let timeout = DEFAULT_ATTEMPT_TIMEOUT_MS;
+  if (target.timeout !== undefined) {
+    const t = typeof target.timeout === 'number' ? target.timeout : ms(target.timeout as Parameters<typeof ms>[0]);
+    if (typeof t !== 'number' || !Number.isFinite(t) || t <= 0 || t > MAX_ATTEMPT_TIMEOUT_MS) {
+      problems.push({ field: 'target.timeout', message: `must be a duration above 0 and at most 5m, got ${JSON.stringify(target.timeout)}` });
+    } else timeout = t;
+  }
+
+  if (input.kind === 'command-response' && !input.command) {
+    problems.push({ field: 'command', message: 'is required for a command response ({ requestId, status?, deadline? })' });
+  }
+  if (input.kind !== 'command-response' && input.command) {
+    problems.push({ field: 'command', message: 'applies to command responses only' });
+  }
+  const policyInput = { ...(input.policy ?? {}) } as BackoffPolicyInput;
+  if (input.command?.deadline !== undefined) {
+    if (policyInput.deadline !== undefined) problems.push({ field: 'policy.deadline', message: 'give the deadline once: command.deadline or policy.deadline' });
+    else policyInput.deadline = input.command.deadline;
+  }
+  const policyContext = { kind: input.kind, qos, now } as const;
+  for (const p of policyProblems(policyInput, policyContext)) {
+    const field = p.field === 'deadline' && input.command?.deadline !== undefined ? 'command.deadline' : `policy.${p.field}`;
+    problems.push({ field, message: p.message });
+  }
+
+  if (input.payload === undefined) problems.push({ field: 'payload', message: 'is required' });
+  const body = typeof input.payload === 'string' ? input.payload : JSON.stringify(input.payload ?? null);
+  const bytes = Buffer.byteLength(body ?? '', 'utf8');
+  const maxBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+  if (bytes > maxBytes) problems.push({ field: 'payload', message: `is ${bytes} bytes, over the limit of ${maxBytes} bytes` });
+
+  if (problems.length > 0 || !url) throw new InvalidInputError(problems, 'delivery');
+
+  const messageId = input.messageId ?? randomUUID();
+  return {
+    deliveryId: deliveryIdOf(input.tenant, input.device, messageId),
+    messageId,
+    kind: input.kind,
+    qos,
+    tenant: input.tenant,
+    device: input.device,
+    endpoint: url.host,
+    target: { url: url.toString(), method: target.method ?? 'POST', headers: target.headers ?? {}, timeout },
+    body,
+    contentType: input.contentType ?? (typeof input.payload === 'string' ? 'text/plain; charset=utf-8' : 'application/json'),
+    command: input.command ? { requestId: input.command.requestId, status: input.command.status ?? 200 } : null,
+    policy: validatePolicy(policyInput, policyContext),
+    overrides: input.overrides ?? {},
+    submittedAt: now,
+  };
+}
+
+const PLACEHOLDERS: Record<string, (i: DeliveryInput) => string | undefined> = {
+  tenant: (i) => i.tenant,
+  device: (i) => i.device,
+  requestId: (i) => i.command?.requestId,
+  status: (i) => (i.command ? String(i.command.status ?? 200) : undefined),
+};
+
+function expandUrl(url: string, input: DeliveryInput): string {
+  return url.replace(/\{(tenant|device|requestId|status)\}/g, (whole, key: string) => {
+    const value = PLACEHOLDERS[key]?.(input);
+    return value === undefined ? whole : encodeURIComponent(value);
+  });
+}
+
+function zodProblems(error: z.ZodError): Problem[] {
+  const problems: Problem[] = [];
+  for (const issue of error.issues) {
+    const field = issue.path.map(String).join('.');
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) problems.push({ field: field ? `${field}.${key}` : key, message: 'is not a known field' });
+    } else {
+      problems.push({ field: field || '(delivery)', message: issue.message });
+    }
+  }
+  return problems;
+}

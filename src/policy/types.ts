@@ -1,0 +1,55 @@
+/** How the wait is drawn inside the window w = min(max, initial * multiplier^retry). */
+export type Jitter = 'full' | 'equal' | 'decorrelated' | 'none';
+
+export type MessageKind = 'telemetry' | 'event' | 'command-response';
+
+/** Milliseconds, or a duration string such as '200ms', '5m', '7 days'. */
+export type Duration = number | string;
+
+/** A complete, validated backoff policy; all durations in milliseconds. */
+export interface BackoffPolicy {
+  /** Jitter strategy. Default `full`. */
+  jitter: Jitter;
+  /** First backoff window. Default 200 ms. */
+  initial: number;
+  /** Growth of the window per attempt. Default 2. */
+  multiplier: number;
+  /** Floor applied after jitter: no two attempts closer than this. Default 200 ms. */
+  min: number;
+  /** Cap of the window. Default 300 s. */
+  max: number;
+  /** Attempts in all; 0 = unlimited (bounded by age/deadline). Default 0 (1 for telemetry QoS 0). */
+  maxAttempts: number;
+  /** Time from the first attempt after which the delivery expires; null = no age bound. Per kind. */
+  maxAge: number | null;
+  /** Absolute time (epoch ms) after which the delivery expires; null = none. */
+  deadline: number | null;
+}
+
+/** What a producer may pass: any subset of the fields, durations as ms or strings. */
+export interface BackoffPolicyInput {
+  jitter?: Jitter;
+  initial?: Duration;
+  multiplier?: number;
+  min?: Duration;
+  max?: Duration;
+  maxAttempts?: number;
+  maxAge?: Duration | null;
+  deadline?: string | number | Date | null;
+}
+
+/** Where a delivery stands when the next delay is asked for. */
+export interface RetryState {
+  /** Attempts made so far (≥ 1). */
+  attempts: number;
+  /** The previous wait in ms, or null before the first retry (used by `decorrelated`). */
+  previousDelay: number | null;
+  /** When the first attempt started (epoch ms). */
+  firstAttemptAt: number;
+  /** Now (epoch ms): in a workflow, workflow time. */
+  now: number;
+}
+
+export type RetryDecision =
+  | { retry: true; delay: number; hinted: boolean }
+  | { retry: false; outcome: 'expired' | 'exhausted'; reason: string };

@@ -1,0 +1,1 @@
+export { deliveryWorkflow, type DeliveryWorkflowInput } from './delivery';

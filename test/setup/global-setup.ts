@@ -1,0 +1,28 @@
+import { mkdtempSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { startDevServer } from '../../src/dev/dev-server';
+import { freePort } from '../support/ports';
+
+/** One real Temporal dev server and one workflow bundle for the whole run. */
+export default async function globalSetup(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'redeliver-test-'));
+  const server = await startDevServer({
+    port: await freePort(),
+    uiPort: null,
+    logFile: path.join(dir, 'temporal.log'),
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../../src/workflows'),
+    logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} },
+  });
+  const bundlePath = path.join(dir, 'workflow-bundle.js');
+  await writeFile(bundlePath, code);
+  process.env.REDELIVER_TEST_ADDRESS = server.address;
+  process.env.REDELIVER_TEST_BUNDLE = bundlePath;
+  process.env.REDELIVER_TEST_DIR = dir;
+  (globalThis as { __temporal?: typeof server }).__temporal = server;
+}
