@@ -1,7 +1,7 @@
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] },
+  transform: { '^.+\\.ts$': 'ts-jest' },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   // one Temporal dev server and one workflow bundle for the whole run
   globalSetup: '<rootDir>/test/setup/global-setup.ts',

@@ -1,5 +1,6 @@
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type LogMetadata, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
+import { FAILURE_TYPES } from './classify/classify';
 import { DEFAULT_TASK_QUEUE } from './client';
 import { createHttpAgent } from './transports/http';
 
@@ -48,4 +49,24 @@ function numberFromEnv(name: string, fallback: number): number {
   const n = Number(raw);
   if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a whole number above 0, got ${JSON.stringify(raw)}`);
   return n;
+}
+
+const EXPECTED_FAILURES = new Set(Object.values(FAILURE_TYPES));
+const LEVELS: LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
+
+/**
+ * Installs the SDK runtime with a logger at $REDELIVER_LOG_LEVEL (default WARN) that leaves out failed
+ * attempts: they are the normal work of a retry system, recorded in each delivery's history.
+ * Call once, before the first worker is created.
+ */
+export function installRuntime(): void {
+  const level = (process.env.REDELIVER_LOG_LEVEL ?? 'WARN').toUpperCase() as LogLevel;
+  if (!LEVELS.includes(level)) throw new Error(`REDELIVER_LOG_LEVEL must be one of ${LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
+  const base = new DefaultLogger(level);
+  const logger = new DefaultLogger(level, (entry) => {
+    const error = (entry.meta as LogMetadata | undefined)?.error as { type?: string } | undefined;
+    if (entry.message === 'Activity failed' && error?.type && EXPECTED_FAILURES.has(error.type)) return;
+    base.log(entry.level, entry.message, entry.meta);
+  });
+  Runtime.install({ logger });
 }

@@ -34,7 +34,7 @@ export function expiresAt(delivery: Pick<Delivery, 'policy'>, firstAttemptAt: nu
 
 /** "waiting 37 s after HTTP 503 — attempt 4, expires in 6 d 23 h" */
 export function waitingSummary(args: { delayMs: number; code: string; nextAttempt: number; expiresInMs: number | null; hinted: boolean }): string {
-  const why = args.hinted ? `${codeInWords(args.code)} asked to wait` : `after ${codeInWords(args.code)}`;
+  const why = `after ${codeInWords(args.code)}${args.hinted ? ' (as the server asked)' : ''}`;
   const expiry = args.expiresInMs === null ? '' : `, expires in ${humanDuration(args.expiresInMs)}`;
   return `waiting ${humanDuration(args.delayMs)} ${why} — attempt ${args.nextAttempt} next${expiry}`;
 }

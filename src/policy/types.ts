@@ -1,7 +1,16 @@
-/** How the wait is drawn inside the window w = min(max, initial * multiplier^retry). */
-export type Jitter = 'full' | 'equal' | 'decorrelated' | 'none';
+/** The jitter strategies, in the order the docs and the CLI list them. */
+export const JITTERS = ['full', 'equal', 'decorrelated', 'none'] as const;
 
-export type MessageKind = 'telemetry' | 'event' | 'command-response';
+/**
+ * How the wait is drawn, with w = min(max, initial * multiplier^(attempts - 1)):
+ * `full` random(0, w); `equal` w/2 + random(0, w/2); `decorrelated` min(max, random(initial, previous * 3));
+ * `none` w itself.
+ */
+export type Jitter = (typeof JITTERS)[number];
+
+export const MESSAGE_KINDS = ['telemetry', 'event', 'command-response'] as const;
+
+export type MessageKind = (typeof MESSAGE_KINDS)[number];
 
 /** Milliseconds, or a duration string such as '200ms', '5m', '7 days'. */
 export type Duration = number | string;
@@ -12,17 +21,17 @@ export interface BackoffPolicy {
   jitter: Jitter;
   /** First backoff window. Default 200 ms. */
   initial: number;
-  /** Growth of the window per attempt. Default 2. */
+  /** Growth of the window per attempt (not used by `decorrelated`, which grows by up to 3×). Default 2. */
   multiplier: number;
-  /** Floor applied after jitter: no two attempts closer than this. Default 200 ms. */
+  /** Floor applied after jitter: no two attempts closer than this; 0 = no floor. Default 200 ms. */
   min: number;
   /** Cap of the window. Default 300 s. */
   max: number;
   /** Attempts in all; 0 = unlimited (bounded by age/deadline). Default 0 (1 for telemetry QoS 0). */
   maxAttempts: number;
-  /** Time from the first attempt after which the delivery expires; null = no age bound. Per kind. */
+  /** Time from the first attempt after which the delivery expires; null = no age bound. Per kind (SPEC §2). */
   maxAge: number | null;
-  /** Absolute time (epoch ms) after which the delivery expires; null = none. */
+  /** Absolute time (epoch ms) after which the delivery expires; null = none. Default none. */
   deadline: number | null;
 }
 
@@ -34,7 +43,9 @@ export interface BackoffPolicyInput {
   min?: Duration;
   max?: Duration;
   maxAttempts?: number;
+  /** null removes the kind's age bound. */
   maxAge?: Duration | null;
+  /** A Date, epoch ms, or an ISO 8601 date string. */
   deadline?: string | number | Date | null;
 }
 
@@ -51,5 +62,6 @@ export interface RetryState {
 }
 
 export type RetryDecision =
+  /** Wait `delay` ms, then attempt again; `hinted` when a server hint set the wait. */
   | { retry: true; delay: number; hinted: boolean }
   | { retry: false; outcome: 'expired' | 'exhausted'; reason: string };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities';
 import { Redeliver } from '../../src/client';
 import { createHttpAgent } from '../../src/transports/http';
@@ -8,11 +8,16 @@ import { createHttpAgent } from '../../src/transports/http';
 let runtimeInstalled = false;
 
 /** Quiets the SDK's logger: tests read outcomes, not logs. */
-function quietRuntime(): void {
+export function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new DefaultLogger('ERROR'), shutdownSignals: [] });
+    Runtime.install({
+      logger: new DefaultLogger('ERROR'),
+      shutdownSignals: [],
+      // the replay tests provoke nondeterminism on purpose: keep the core's warnings about it out of the output
+      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } },
+    });
   } catch {
     // already installed by another test in this process
   }

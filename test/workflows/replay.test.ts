@@ -1,0 +1,36 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { bundleWorkflowCode, Worker, type ReplayResult } from '@temporalio/worker';
+import { quietRuntime } from '../support/temporal';
+
+const DIR = path.join(__dirname, '..', 'histories');
+const histories = readdirSync(DIR)
+  .filter((f) => f.endsWith('.json'))
+  .map((file) => ({ workflowId: file, history: JSON.parse(readFileSync(path.join(DIR, file), 'utf8')) as unknown }));
+
+async function replayAll(workflowBundle: { codePath: string } | { code: string }): Promise<ReplayResult[]> {
+  const results: ReplayResult[] = [];
+  for await (const result of Worker.runReplayHistories({ workflowBundle }, histories)) results.push(result);
+  return results;
+}
+
+beforeAll(() => quietRuntime());
+
+test('every recorded history replays on the current workflow code', async () => {
+  expect(histories.length).toBeGreaterThanOrEqual(8);
+  const results = await replayAll({ codePath: process.env.REDELIVER_TEST_BUNDLE! });
+  const failed = results.filter((r) => r.error).map((r) => `${r.workflowId}: ${String(r.error)}`);
+  expect(failed).toEqual([]);
+  expect(results).toHaveLength(histories.length);
+});
+
+test('the replayer catches a determinism break', async () => {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../fixtures/broken-workflows'),
+    logger: { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} },
+  });
+  const results = await replayAll({ code });
+  expect(results.length).toBe(histories.length);
+  for (const r of results) expect(r.error).toBeInstanceOf(DeterminismViolationError);
+});
