@@ -6,6 +6,7 @@ module.exports = {
   // one Temporal dev server and one workflow bundle for the whole run
   globalSetup: '<rootDir>/test/setup/global-setup.ts',
   globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+  reporters: ['default', '<rootDir>/test/setup/summary-reporter.js'],
   testTimeout: 60_000,
   maxWorkers: 2,
 };

@@ -18,7 +18,7 @@ const name = (what: string) =>
     .string({ error: want(`must be a string (the ${what})`) })
     .min(1, { error: 'must not be empty' })
     .max(256, { error: 'must be at most 256 characters' })
-    .regex(/^[^\s/+#]+$/, { error: 'must not contain whitespace, "/", "+" or "#"' });
+    .regex(/^[^\s/+#]*$/, { error: 'must not contain whitespace, "/", "+" or "#"' });
 
 /** An error message that says "is required" when the field is missing. */
 const want = (message: string) => (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : message);
@@ -82,23 +82,28 @@ export interface ValidateOptions {
  */
 export function validateDelivery(raw: unknown, options: ValidateOptions = {}): Delivery {
   const now = options.now ?? Date.now();
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new InvalidInputError([{ field: '(delivery)', message: 'must be an object' }], 'delivery');
+  }
   const parsed = inputSchema.safeParse(raw);
-  if (!parsed.success) throw new InvalidInputError(zodProblems(parsed.error), 'delivery');
-  const input = parsed.data as DeliveryInput;
-  const problems: Problem[] = [];
+  // report every problem at once: the checks below run on each field the schema found well-formed
+  const problems: Problem[] = parsed.success ? [] : zodProblems(parsed.error);
+  const bad = new Set(problems.map((p) => p.field.split('.')[0]));
+  const input = (parsed.success ? parsed.data : raw) as DeliveryInput;
+  const kind = bad.has('kind') ? undefined : input.kind;
 
-  if (input.qos !== undefined && input.kind !== 'telemetry') {
+  if (input.qos !== undefined && kind !== undefined && kind !== 'telemetry' && !bad.has('qos')) {
     problems.push({ field: 'qos', message: `applies to telemetry only (${input.kind} is always delivered at least once)` });
   }
-  const qos = input.kind === 'telemetry' ? (input.qos ?? 1) : 1;
+  const qos = input.kind === 'telemetry' && !bad.has('qos') ? (input.qos ?? 1) : 1;
 
-  const rawTarget = typeof input.target === 'string' ? { url: input.target } : input.target;
+  const rawTarget = bad.has('target') ? { url: '' } : typeof input.target === 'string' ? { url: input.target } : input.target;
   // placeholders let one URL template serve many deliveries (Hono: /command/res/{tenant}/{device}/{requestId})
   const target = { ...rawTarget, url: expandUrl(rawTarget.url, input) };
   const schemes = options.schemes ?? ['http', 'https'];
   const targetField = typeof input.target === 'string' ? 'target' : 'target.url';
   let url: URL | undefined;
-  try {
+  if (!bad.has('target')) try {
     url = new URL(target.url);
     const scheme = url.protocol.replace(/:$/, '');
     if (!schemes.includes(scheme)) {
@@ -108,43 +113,44 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
     problems.push({ field: targetField, message: `is not a valid URL: ${JSON.stringify(target.url)}` });
   }
   let timeout = DEFAULT_ATTEMPT_TIMEOUT_MS;
-  if (target.timeout !== undefined) {
+  if (target.timeout !== undefined && !bad.has('target')) {
     const t = typeof target.timeout === 'number' ? target.timeout : ms(target.timeout as Parameters<typeof ms>[0]);
     if (typeof t !== 'number' || !Number.isFinite(t) || t <= 0 || t > MAX_ATTEMPT_TIMEOUT_MS) {
       problems.push({ field: 'target.timeout', message: `must be a duration above 0 and at most 5m, got ${JSON.stringify(target.timeout)}` });
     } else timeout = t;
   }
 
-  if (input.kind === 'command-response' && !input.command) {
+  if (kind === 'command-response' && !input.command && !bad.has('command')) {
     problems.push({ field: 'command', message: 'is required for a command response ({ requestId, status?, deadline? })' });
   }
-  if (input.kind !== 'command-response' && input.command) {
+  if (kind !== undefined && kind !== 'command-response' && input.command && !bad.has('command')) {
     problems.push({ field: 'command', message: 'applies to command responses only' });
   }
-  const policyInput = { ...(input.policy ?? {}) } as BackoffPolicyInput;
-  if (input.command?.deadline !== undefined) {
+  const policyInput = { ...(bad.has('policy') ? {} : input.policy ?? {}) } as BackoffPolicyInput;
+  if (!bad.has('command') && input.command?.deadline !== undefined) {
     if (policyInput.deadline !== undefined) problems.push({ field: 'policy.deadline', message: 'give the deadline once: command.deadline or policy.deadline' });
     else policyInput.deadline = input.command.deadline;
   }
-  const policyContext = { kind: input.kind, qos, now } as const;
+  // with an unknown kind, the policy is still checked on its own terms (as for an event)
+  const policyContext = { kind: kind ?? 'event', qos, now } as const;
   for (const p of policyProblems(policyInput, policyContext)) {
     const field = p.field === 'deadline' && input.command?.deadline !== undefined ? 'command.deadline' : `policy.${p.field}`;
     problems.push({ field, message: p.message });
   }
 
-  if (input.payload === undefined) problems.push({ field: 'payload', message: 'is required' });
+  if (input.payload === undefined && !bad.has('payload')) problems.push({ field: 'payload', message: 'is required' });
   const body = typeof input.payload === 'string' ? input.payload : JSON.stringify(input.payload ?? null);
   const bytes = Buffer.byteLength(body ?? '', 'utf8');
   const maxBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   if (bytes > maxBytes) problems.push({ field: 'payload', message: `is ${bytes} bytes, over the limit of ${maxBytes} bytes` });
 
-  if (problems.length > 0 || !url) throw new InvalidInputError(problems, 'delivery');
+  if (problems.length > 0 || !url || !kind) throw new InvalidInputError(problems, 'delivery');
 
   const messageId = input.messageId ?? randomUUID();
   return {
     deliveryId: deliveryIdOf(input.tenant, input.device, messageId),
     messageId,
-    kind: input.kind,
+    kind,
     qos,
     tenant: input.tenant,
     device: input.device,
@@ -153,7 +159,7 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
     body,
     contentType: input.contentType ?? (typeof input.payload === 'string' ? 'text/plain; charset=utf-8' : 'application/json'),
     command: input.command ? { requestId: input.command.requestId, status: input.command.status ?? 200 } : null,
-    policy: validatePolicy(policyInput, policyContext),
+    policy: validatePolicy(policyInput, { kind, qos, now }),
     overrides: input.overrides ?? {},
     submittedAt: now,
   };
@@ -179,6 +185,8 @@ function zodProblems(error: z.ZodError): Problem[] {
     const field = issue.path.map(String).join('.');
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) problems.push({ field: field ? `${field}.${key}` : key, message: 'is not a known field' });
+    } else if (issue.code === 'invalid_key') {
+      problems.push({ field, message: issue.issues[0]?.message ?? issue.message });
     } else {
       problems.push({ field: field || '(delivery)', message: issue.message });
     }

@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { startFlakyEndpoint, type FlakyEndpoint } from '../../src/demo/flaky-endpoint';
+import { runCli } from '../support/cli';
+import { startHarness, testAddress, type Harness } from '../support/temporal';
+
+let h: Harness;
+let endpoint: FlakyEndpoint;
+beforeAll(async () => {
+  [h, endpoint] = await Promise.all([startHarness(), startFlakyEndpoint()]);
+});
+afterAll(async () => {
+  await h?.stop();
+  await endpoint?.close();
+});
+
+const conn = () => ['--address', testAddress(), '--task-queue', h.taskQueue];
+
+test('submit, status and result from the shell, with stable JSON', async () => {
+  const id = randomUUID();
+  const submit = await runCli(['submit', '--kind', 'telemetry', '--tenant', 'acme', '--device', 'cli-1', '--id', id,
+    '--target', `${endpoint.url}/cli?fail=1&status=502`, '--data', '{"t":1}', '--json', ...conn()]);
+  expect(submit.stderr).toBe('');
+  expect(submit.code).toBe(0);
+  const submitted = JSON.parse(submit.stdout) as { deliveryId: string; created: boolean };
+  expect(submitted).toEqual({ deliveryId: `delivery/acme/cli-1/${id}`, created: true });
+
+  const result = await runCli(['result', submitted.deliveryId, '--json', ...conn()]);
+  expect(result.code).toBe(0);
+  expect(JSON.parse(result.stdout)).toMatchObject({ deliveryId: submitted.deliveryId, messageId: id, outcome: 'delivered', attempts: 2, lastError: { class: 'server', code: 'http-502' } });
+
+  const status = await runCli(['status', submitted.deliveryId, '--json', ...conn()]);
+  expect(status.code).toBe(0);
+  expect(JSON.parse(status.stdout)).toMatchObject({ deliveryId: submitted.deliveryId, state: 'delivered', attempts: 2, kind: 'telemetry', qos: 1, tenant: 'acme', device: 'cli-1', nextAttemptAt: null });
+
+  const again = await runCli(['submit', '--kind', 'telemetry', '--tenant', 'acme', '--device', 'cli-1', '--id', id,
+    '--target', `${endpoint.url}/cli?fail=1&status=502`, '--data', '{"t":1}', '--json', ...conn()]);
+  expect(JSON.parse(again.stdout)).toEqual({ deliveryId: submitted.deliveryId, created: false });
+  expect(endpoint.received.filter((r) => r.messageId === id)).toHaveLength(2);
+});
+
+test('result exits 1 for a dead letter and prints it in words', async () => {
+  const id = randomUUID();
+  const submit = await runCli(['submit', '--kind', 'event', '--tenant', 'acme', '--device', 'cli-2', '--id', id,
+    '--target', `${endpoint.url}/cli-bad?fail=9&status=404`, '--wait', ...conn()]);
+  expect(submit.code).toBe(1);
+  expect(submit.stdout).toMatch(/rejected after 1 attempt\(s\) — .*HTTP 404/);
+});
+
+test('bad input: exit 2, every wrong field named, nothing started', async () => {
+  const device = `cli-bad-${randomUUID().slice(0, 8)}`;
+  const run = await runCli(['submit', '--kind', 'parcel', '--qos', '2', '--tenant', 'acme', '--device', device,
+    '--target', 'ftp://x', '--max-attempts', 'lots', ...conn()]);
+  expect(run.code).toBe(2);
+  expect(run.stderr).toMatch(/--max-attempts: must be a number, got "lots"/);
+  const run2 = await runCli(['submit', '--kind', 'parcel', '--qos', '2', '--tenant', 'acme', '--device', device, '--target', 'ftp://x', ...conn()]);
+  expect(run2.code).toBe(2);
+  expect(run2.stderr).toMatch(/kind: must be one of telemetry, event, command-response/);
+  expect(run2.stderr).toMatch(/qos: must be 0 or 1/);
+  expect(run2.stderr).toMatch(/target: scheme "ftp" is not supported/);
+  let count = 0;
+  for await (const _ of h.client.workflow.list({ query: `Device = '${device}'` })) count++;
+  expect(count).toBe(0);
+});
+
+test('every command has --help with an example', async () => {
+  for (const command of ['dev', 'worker', 'submit', 'status', 'result']) {
+    const run = await runCli([command, '--help']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/Example/);
+  }
+});
