@@ -4,6 +4,7 @@ import {
   Connection,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
+  WorkflowUpdateFailedError,
   CancelledFailure,
   type WorkflowHandle,
 } from '@temporalio/client';
@@ -18,6 +19,9 @@ import {
   Device,
   Endpoint,
   Tenant,
+  pauseUpdate,
+  resumeUpdate,
+  retryNowUpdate,
   statusQuery,
 } from './workflows/definitions';
 import type { deliveryWorkflow } from './workflows/delivery';
@@ -28,6 +32,8 @@ export interface RedeliverOptions extends ValidateOptions {
   /** Task queue the workers poll. Default `redeliver`. */
   taskQueue?: string;
   namespace?: string;
+  /** A delivery continues as new once its history has this many events. Default 4,000 (Temporal warns at 10,240). */
+  historyLimit?: number;
 }
 
 export interface ConnectOptions extends RedeliverOptions {
@@ -76,7 +82,7 @@ export class Redeliver {
       const handle = await this.client.workflow.start<typeof deliveryWorkflow>('deliveryWorkflow', {
         taskQueue: this.taskQueue,
         workflowId: delivery.deliveryId,
-        args: [{ delivery }],
+        args: [{ delivery, ...(this.options.historyLimit && { historyLimit: this.options.historyLimit }) }],
         // a finished delivery keeps its id: resubmitting returns it instead of sending again
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         memo: { fingerprint, delivery: facts(delivery) },
@@ -159,6 +165,7 @@ export class DeliveryHandle {
       lastError: result.lastError,
       attemptLog: [],
       summary: `${result.outcome}: ${result.reason}`,
+      pause: null,
     };
   }
 
@@ -184,9 +191,60 @@ export class DeliveryHandle {
     }
   }
 
+  /** Ends the current wait: the next attempt starts now. Refused unless the delivery is waiting. */
+  async retryNow(): Promise<DeliveryStatus> {
+    return this.control(() => this.workflow.executeUpdate(retryNowUpdate));
+  }
+
+  /**
+   * Pauses the delivery: no further attempt until `resume` (an attempt in flight finishes). Paused time
+   * does not count towards its max age; its deadline, an absolute time, still applies.
+   */
+  async pause(reason = ''): Promise<DeliveryStatus> {
+    return this.control(() => this.workflow.executeUpdate(pauseUpdate, { args: [reason] }));
+  }
+
+  /** Resumes a paused delivery: it attempts when its planned time has come, at once if that has passed. */
+  async resume(): Promise<DeliveryStatus> {
+    return this.control(() => this.workflow.executeUpdate(resumeUpdate));
+  }
+
   /** Cancels the delivery: no further attempt is made; the outcome is `cancelled`. */
   async cancel(): Promise<void> {
-    await this.workflow.cancel();
+    await this.control(async () => {
+      // Temporal accepts a cancel request for a closed workflow silently; say that it has ended instead
+      if ((await this.workflow.describe()).status.name !== 'RUNNING') throw new Error('closed');
+      await this.workflow.cancel();
+      return undefined;
+    });
+  }
+
+  /** Runs a control, turning "refused" and "already ended" into a DeliveryControlError that says why. */
+  private async control<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError) {
+        throw new DeliveryControlError(this.deliveryId, err.cause?.message ?? err.message);
+      }
+      const description = await this.workflow.describe().catch(() => undefined);
+      if (description && description.status.name !== 'RUNNING') {
+        const state = description.typedSearchAttributes.get(DeliveryState) ?? description.status.name.toLowerCase();
+        throw new DeliveryControlError(this.deliveryId, `the delivery has ended (${state})`);
+      }
+      throw err;
+    }
+  }
+}
+
+/** A control (retry now, pause, resume, cancel) that the delivery refused, with the reason. */
+export class DeliveryControlError extends Error {
+  override readonly name = 'DeliveryControlError';
+  constructor(
+    readonly deliveryId: string,
+    readonly reason: string,
+  ) {
+    super(`${deliveryId}: ${reason}`);
   }
 }
 

@@ -63,7 +63,7 @@ export interface Delivery {
 }
 
 export type Outcome = 'delivered' | 'rejected' | 'expired' | 'exhausted' | 'dropped' | 'cancelled';
-export type DeliveryStateName = 'pending' | 'attempting' | 'waiting' | Outcome;
+export type DeliveryStateName = 'pending' | 'attempting' | 'waiting' | 'paused' | Outcome;
 
 export interface AttemptError {
   class: ErrorClass;
@@ -104,6 +104,8 @@ export interface DeliveryStatus {
   attemptLog: AttemptRecord[];
   /** One sentence: what the delivery is doing. */
   summary: string;
+  /** Set while paused: why, and since when. */
+  pause: { reason: string; since: string } | null;
 }
 
 /** What a finished delivery returns. A dead letter (rejected, expired, exhausted, dropped) keeps its message. */

@@ -15,6 +15,8 @@ export interface FlakyEndpoint {
   url: string;
   server: Server;
   received: ReceivedRequest[];
+  /** While a path is down, every request to it gets a 503, whatever its query says. */
+  setDown(path: string, down: boolean): void;
   close(): Promise<void>;
 }
 
@@ -26,6 +28,7 @@ export interface FlakyEndpoint {
 export async function startFlakyEndpoint(port = 0, host = '127.0.0.1'): Promise<FlakyEndpoint> {
   const received: ReceivedRequest[] = [];
   const seen = new Map<string, number>();
+  const down = new Set<string>();
   const server = createServer((req, res) => {
     void readBody(req).then((body) => {
       const url = new URL(req.url ?? '/', 'http://endpoint');
@@ -34,7 +37,7 @@ export async function startFlakyEndpoint(port = 0, host = '127.0.0.1'): Promise<
       const count = (seen.get(key) ?? 0) + 1;
       seen.set(key, count);
       const failures = Number(url.searchParams.get('fail') ?? 0);
-      const failing = count <= failures;
+      const failing = count <= failures || down.has(url.pathname);
       const status = failing ? Number(url.searchParams.get('status') ?? 503) : Number(url.searchParams.get('then') ?? 202);
       const headers: Record<string, string> = { 'content-type': 'text/plain' };
       const retryAfter = url.searchParams.get('retryAfter');
@@ -53,6 +56,7 @@ export async function startFlakyEndpoint(port = 0, host = '127.0.0.1'): Promise<
     url: `http://${host}:${actual}`,
     server,
     received,
+    setDown: (path, isDown) => void (isDown ? down.add(path) : down.delete(path)),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

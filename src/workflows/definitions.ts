@@ -1,5 +1,5 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { defineQuery } from '@temporalio/workflow';
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { DeliveryStatus } from '../delivery/types';
 
 /** Search attributes every delivery keeps current, so operators can filter the UI's workflow list. */
@@ -13,5 +13,14 @@ export const LastErrorClass = defineSearchAttributeKey('LastErrorClass', SearchA
 
 export const SEARCH_ATTRIBUTES = [DeliveryKind, DeliveryState, Endpoint, Tenant, Device, Attempts, LastErrorClass];
 
-/** The delivery's current state, attempts, next attempt time and last error. */
+/** The delivery's current state, attempts, next attempt time, last error and attempt log. */
 export const statusQuery = defineQuery<DeliveryStatus>('status');
+
+/** Ends the current wait: the next attempt starts now. Refused unless the delivery is waiting. */
+export const retryNowUpdate = defineUpdate<DeliveryStatus>('retryNow');
+
+/** No further attempt until resumed (an attempt in flight finishes). Its max age does not run while paused. */
+export const pauseUpdate = defineUpdate<DeliveryStatus, [reason: string]>('pause');
+
+/** Lets a paused delivery go on: it attempts when its planned time has come (at once if it has passed). */
+export const resumeUpdate = defineUpdate<DeliveryStatus>('resume');

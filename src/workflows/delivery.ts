@@ -2,17 +2,20 @@ import {
   ActivityFailure,
   ApplicationFailure,
   TimeoutFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
   isCancellation,
   proxyActivities,
   setCurrentDetails,
   setHandler,
-  sleep,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities, AttemptFailureDetails } from '../activities';
 import type { ErrorClass } from '../classify/types';
 import { FAILURE_TYPES } from '../classify/classify';
-import { expiresAt, waitingSummary } from '../delivery/summary';
+import { expiresAt, humanDuration, waitingSummary } from '../delivery/summary';
 import type {
   AttemptError,
   AttemptRecord,
@@ -23,39 +26,71 @@ import type {
   Outcome,
 } from '../delivery/types';
 import { nextDelay } from '../policy/backoff';
-import { Attempts, DeliveryState, LastErrorClass, statusQuery } from './definitions';
+import {
+  Attempts,
+  DeliveryState,
+  LastErrorClass,
+  pauseUpdate,
+  resumeUpdate,
+  retryNowUpdate,
+  statusQuery,
+} from './definitions';
+
+/** What a run hands to the next when it continues as new; absent on the first run. */
+export interface CarriedState {
+  run: number;
+  attempts: number;
+  firstAttemptAt: number | null;
+  lastAttemptAt: number | null;
+  /** When the next attempt is planned (epoch ms); null = at once. */
+  nextAttemptAt: number | null;
+  previousDelay: number | null;
+  lastError: AttemptError | null;
+  attemptLog: AttemptRecord[];
+  /** Time spent paused so far: it does not count towards the max age. */
+  pausedMs: number;
+  pause: { reason: string; since: number } | null;
+}
 
 export interface DeliveryWorkflowInput {
   delivery: Delivery;
+  carried?: CarriedState;
+  /** Continue as new once the history has this many events (default 4,000; Temporal warns at 10,240). */
+  historyLimit?: number;
 }
 
 /** Margin over the transport's own timeout before Temporal gives up on an attempt (a worker lost mid-attempt). */
 const ATTEMPT_MARGIN_MS = 5_000;
 const ATTEMPT_LOG_SIZE = 20;
+const DEFAULT_HISTORY_LIMIT = 4_000;
+const CLASS_OF_TYPE = new Map(Object.entries(FAILURE_TYPES).map(([cls, type]) => [type, cls]));
 
 /**
  * One delivery: attempts are activities, waits between them durable timers drawn from the policy with
- * the workflow's deterministic randomness, until an outcome of SPEC §5.
+ * the workflow's deterministic randomness, until an outcome of SPEC §5. Operators read it with the
+ * `status` query and steer it with the `retryNow`, `pause` and `resume` updates, or cancel it.
  */
-export async function deliveryWorkflow({ delivery }: DeliveryWorkflowInput): Promise<DeliveryResult> {
-  const { sendAttempt } = proxyActivities<Activities>({
-    startToCloseTimeout: delivery.target.timeout + ATTEMPT_MARGIN_MS,
-    // the workflow does the retrying: with jitter, hints, bounds and visibility
-    retry: { maximumAttempts: 1 },
-  });
+export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<DeliveryResult> {
+  const { delivery } = input;
+  const carried = input.carried;
+  const historyLimit = input.historyLimit ?? DEFAULT_HISTORY_LIMIT;
 
-  let state: DeliveryStateName = 'pending';
+  let state: DeliveryStateName = carried ? (carried.pause ? 'paused' : 'waiting') : 'pending';
   let summary = 'starting';
-  let attempts = 0;
-  let firstAttemptAt: number | null = null;
-  let lastAttemptAt: number | null = null;
-  let nextAttemptAt: number | null = null;
-  let previousDelay: number | null = null;
-  let lastError: AttemptError | null = null;
-  const attemptLog: AttemptRecord[] = [];
+  let attempts = carried?.attempts ?? 0;
+  let firstAttemptAt = carried?.firstAttemptAt ?? null;
+  let lastAttemptAt = carried?.lastAttemptAt ?? null;
+  let nextAttemptAt = carried?.nextAttemptAt ?? null;
+  let previousDelay = carried?.previousDelay ?? null;
+  let lastError = carried?.lastError ?? null;
+  const attemptLog: AttemptRecord[] = [...(carried?.attemptLog ?? [])];
+  let pausedMs = carried?.pausedMs ?? 0;
+  let pause = carried?.pause ?? null;
+  let retryRequested = false;
+  const run = carried?.run ?? 1;
 
   const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
-  setHandler(statusQuery, (): DeliveryStatus => ({
+  const status = (): DeliveryStatus => ({
     deliveryId: delivery.deliveryId,
     messageId: delivery.messageId,
     kind: delivery.kind,
@@ -67,16 +102,65 @@ export async function deliveryWorkflow({ delivery }: DeliveryWorkflowInput): Pro
     attempts,
     firstAttemptAt: iso(firstAttemptAt),
     lastAttemptAt: iso(lastAttemptAt),
-    nextAttemptAt: iso(nextAttemptAt),
+    nextAttemptAt: pause ? null : iso(nextAttemptAt),
     lastError,
     attemptLog: [...attemptLog],
     summary,
-  }));
-
+    pause: pause && { reason: pause.reason, since: new Date(pause.since).toISOString() },
+  });
   const describe = (words: string) => {
     summary = words;
     setCurrentDetails(words);
   };
+  const setState = (next: DeliveryStateName, words: string) => {
+    const changed = next !== state;
+    state = next;
+    describe(words);
+    // visible in the UI's list; 'attempting' is too short-lived to be worth an event
+    if (changed && next !== 'attempting') upsertSearchAttributes([{ key: DeliveryState, value: next }]);
+  };
+
+  setHandler(statusQuery, status);
+  setHandler(
+    retryNowUpdate,
+    () => {
+      retryRequested = true;
+      return status();
+    },
+    {
+      validator: () => {
+        if (pause) throw ApplicationFailure.create({ type: 'NotWaiting', message: 'the delivery is paused: resume it first' });
+        if (state !== 'waiting') throw ApplicationFailure.create({ type: 'NotWaiting', message: `the delivery is not waiting (it is ${state})` });
+      },
+    },
+  );
+  setHandler(
+    pauseUpdate,
+    (reason: string) => {
+      pause = { reason: reason || 'paused by an operator', since: Date.now() };
+      if (state === 'waiting') setState('paused', `paused: ${pause.reason}`);
+      return status();
+    },
+    {
+      validator: (_reason: string) => {
+        if (pause) throw ApplicationFailure.create({ type: 'AlreadyPaused', message: 'the delivery is already paused' });
+      },
+    },
+  );
+  setHandler(
+    resumeUpdate,
+    () => {
+      if (pause) pausedMs += Date.now() - pause.since;
+      pause = null;
+      return status();
+    },
+    {
+      validator: () => {
+        if (!pause) throw ApplicationFailure.create({ type: 'NotPaused', message: 'the delivery is not paused' });
+      },
+    },
+  );
+
   const record = (entry: AttemptRecord) => {
     attemptLog.push(entry);
     if (attemptLog.length > ATTEMPT_LOG_SIZE) attemptLog.shift();
@@ -89,7 +173,6 @@ export async function deliveryWorkflow({ delivery }: DeliveryWorkflowInput): Pro
       { key: DeliveryState, value: outcome },
       { key: Attempts, value: attempts },
     ]);
-    const deadLetter = outcome !== 'delivered';
     return {
       deliveryId: delivery.deliveryId,
       messageId: delivery.messageId,
@@ -99,7 +182,7 @@ export async function deliveryWorkflow({ delivery }: DeliveryWorkflowInput): Pro
       lastAttemptAt: iso(lastAttemptAt),
       lastError,
       reason,
-      ...(deadLetter && {
+      ...(outcome !== 'delivered' && {
         message: {
           kind: delivery.kind,
           qos: delivery.qos,
@@ -112,14 +195,51 @@ export async function deliveryWorkflow({ delivery }: DeliveryWorkflowInput): Pro
       }),
     };
   };
+  /** Waits until the planned attempt time, a retry-now, or the end of a pause; paused time is counted. */
+  const waitForTurn = async () => {
+    for (;;) {
+      if (pause) {
+        setState('paused', `paused: ${pause.reason} — attempt ${attempts + 1} waits for resume`);
+        await condition(() => pause === null);
+        retryRequested = false;
+      }
+      const remaining = nextAttemptAt === null ? 0 : nextAttemptAt - Date.now();
+      if (remaining <= 0 || retryRequested) break;
+      const words = lastError
+        ? waitingSummary({ delayMs: remaining, code: lastError.code, nextAttempt: attempts + 1, expiresInMs: expiresInMs(), hinted: false })
+        : `waiting ${humanDuration(remaining)} — attempt ${attempts + 1} next`;
+      setState('waiting', words);
+      const interrupted = await condition(() => retryRequested || pause !== null, remaining, { summary: words });
+      if (!interrupted) break;
+      if (retryRequested) break;
+    }
+    retryRequested = false;
+    nextAttemptAt = null;
+  };
+  const expiresInMs = () => {
+    if (firstAttemptAt === null) return null;
+    const at = expiresAt(delivery, firstAttemptAt + pausedMs);
+    return at === null ? null : at - Date.now();
+  };
 
   try {
     for (;;) {
+      await waitForTurn();
+      if (delivery.policy.deadline !== null && Date.now() > delivery.policy.deadline) {
+        // only a pause can carry a delivery past its deadline: waits never do
+        return finish('expired', `the deadline ${new Date(delivery.policy.deadline).toISOString()} passed while paused`);
+      }
+
       attempts++;
       const startedAt = Date.now();
       firstAttemptAt ??= startedAt;
-      state = 'attempting';
-      describe(`attempt ${attempts} in progress`);
+      setState('attempting', `attempt ${attempts} in progress`);
+      const { sendAttempt } = proxyActivities<Activities>({
+        startToCloseTimeout: delivery.target.timeout + ATTEMPT_MARGIN_MS,
+        // the workflow does the retrying: with jitter, hints, bounds and visibility
+        retry: { maximumAttempts: 1 },
+        summary: `attempt ${attempts}: ${delivery.target.method} ${delivery.endpoint}`,
+      });
       let failure: AttemptFailureDetails;
       try {
         const ok = await sendAttempt(delivery, attempts);
@@ -132,6 +252,7 @@ export async function deliveryWorkflow({ delivery }: DeliveryWorkflowInput): Pro
       }
       lastAttemptAt = Date.now();
       record({ attempt: attempts, startedAt: new Date(startedAt).toISOString(), durationMs: Math.round(failure.durationMs), code: failure.code, ok: false });
+      const previousClass = lastError?.class;
       lastError = { class: failure.class as ErrorClass, code: failure.code, reason: failure.reason, attempt: attempts, at: new Date(lastAttemptAt).toISOString() };
 
       if (delivery.kind === 'telemetry' && delivery.qos === 0) {
@@ -140,28 +261,37 @@ export async function deliveryWorkflow({ delivery }: DeliveryWorkflowInput): Pro
       if (failure.class === 'client') return finish('rejected', failure.reason);
 
       const now = Date.now();
-      const decision = nextDelay(delivery.policy, { attempts, previousDelay, firstAttemptAt, now }, Math.random, failure.retryAfterMs);
+      const decision = nextDelay(
+        delivery.policy,
+        // paused time does not age the delivery
+        { attempts, previousDelay, firstAttemptAt: firstAttemptAt + pausedMs, now },
+        Math.random,
+        failure.retryAfterMs,
+      );
       if (!decision.retry) return finish(decision.outcome, `${decision.reason}; last error: ${failure.reason}`);
 
       previousDelay = decision.delay;
       nextAttemptAt = now + decision.delay;
+      const words = waitingSummary({ delayMs: decision.delay, code: failure.code, nextAttempt: attempts + 1, expiresInMs: expiresInMs(), hinted: decision.hinted });
+      const becameWaiting = state !== 'waiting';
       state = 'waiting';
-      const expiry = expiresAt(delivery, firstAttemptAt);
-      const words = waitingSummary({
-        delayMs: decision.delay,
-        code: failure.code,
-        nextAttempt: attempts + 1,
-        expiresInMs: expiry === null ? null : expiry - now,
-        hinted: decision.hinted,
-      });
       describe(words);
       upsertSearchAttributes([
-        { key: DeliveryState, value: 'waiting' },
+        ...(becameWaiting ? [{ key: DeliveryState, value: 'waiting' }] : []),
         { key: Attempts, value: attempts },
-        { key: LastErrorClass, value: failure.class },
+        ...(previousClass !== failure.class ? [{ key: LastErrorClass, value: failure.class }] : []),
       ]);
-      await sleep(decision.delay, { summary: words });
-      nextAttemptAt = null;
+
+      const info = workflowInfo();
+      if (info.continueAsNewSuggested || info.historyLength >= historyLimit) {
+        // a long delivery continues in a fresh run: same id, the message and everything it has learnt
+        await condition(allHandlersFinished);
+        await continueAsNew<typeof deliveryWorkflow>({
+          delivery,
+          historyLimit,
+          carried: { run: run + 1, attempts, firstAttemptAt, lastAttemptAt, nextAttemptAt, previousDelay, lastError, attemptLog, pausedMs, pause },
+        });
+      }
     }
   } catch (err) {
     if (isCancellation(err)) {
@@ -176,8 +306,6 @@ export async function deliveryWorkflow({ delivery }: DeliveryWorkflowInput): Pro
     throw err;
   }
 }
-
-const CLASS_OF_TYPE = new Map(Object.entries(FAILURE_TYPES).map(([cls, type]) => [type, cls]));
 
 /** The classification of a failed attempt, whatever way it failed. */
 function failureOf(err: unknown, timeoutMs: number): AttemptFailureDetails {

@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import { DeliveryControlError } from '../../src/client';
+import { startFlakyEndpoint, type FlakyEndpoint } from '../../src/demo/flaky-endpoint';
+import type { DeliveryInput } from '../../src/delivery/types';
+import { startHarness, type Harness } from '../support/temporal';
+import { waitFor } from '../support/wait';
+
+let h: Harness;
+let endpoint: FlakyEndpoint;
+beforeAll(async () => {
+  [h, endpoint] = await Promise.all([startHarness(), startFlakyEndpoint()]);
+});
+afterAll(async () => {
+  await h?.stop();
+  await endpoint?.close();
+});
+
+const delivery = (path: string, policy: DeliveryInput['policy']): DeliveryInput => ({
+  kind: 'event', tenant: 'acme', device: `ctl-${randomUUID().slice(0, 8)}`, messageId: randomUUID(), payload: { n: 1 }, target: `${endpoint.url}${path}`, policy,
+});
+const requestsOf = (messageId: string | undefined) => endpoint.received.filter((r) => r.messageId === messageId);
+const visible = async (query: string) => {
+  let n = 0;
+  for await (const _ of h.client.workflow.list({ query })) n++;
+  return n;
+};
+
+test('retry now ends a long wait: the next attempt starts at once', async () => {
+  const input = delivery('/retry-now?fail=1&status=503', { jitter: 'none', initial: '10m', min: '10m', max: '10m' });
+  const handle = await h.redeliver.submit(input);
+  const waiting = await waitFor(() => handle.status(), (s) => s.state === 'waiting', 10_000, 'the first wait');
+  expect(Date.parse(waiting.nextAttemptAt!) - Date.now()).toBeGreaterThan(9 * 60_000);
+  expect(waiting.summary).toMatch(/^waiting 10 min after HTTP 503 — attempt 2 next/);
+
+  const asked = Date.now();
+  await handle.retryNow();
+  const result = await handle.result();
+  expect(result).toMatchObject({ outcome: 'delivered', attempts: 2 });
+  const second = requestsOf(input.messageId)[1]!;
+  expect(second.at - asked).toBeLessThan(5_000);
+});
+
+test('pause stops attempts (state and search attribute say so); resume goes on', async () => {
+  const input = delivery('/paused', { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' });
+  endpoint.setDown('/paused', true);
+  const handle = await h.redeliver.submit(input);
+  await waitFor(() => handle.status(), (s) => s.attempts >= 2, 10_000, 'two attempts');
+
+  const paused = await handle.pause('endpoint maintenance');
+  expect(paused.pause?.reason).toBe('endpoint maintenance');
+  await expect(handle.retryNow()).rejects.toThrow(/paused: resume it first/);
+  await expect(handle.pause()).rejects.toThrow(DeliveryControlError);
+  const status = await waitFor(() => handle.status(), (s) => s.state === 'paused', 10_000, 'paused');
+  expect(status.nextAttemptAt).toBeNull();
+  await waitFor(() => visible(`WorkflowId = '${handle.deliveryId}' AND DeliveryState = 'paused'`), (n) => n === 1, 10_000, 'DeliveryState = paused');
+
+  // a window in which an unpaused delivery would have made about 5 attempts
+  const before = requestsOf(input.messageId).length;
+  await new Promise((r) => setTimeout(r, 1_200));
+  expect(requestsOf(input.messageId)).toHaveLength(before);
+
+  endpoint.setDown('/paused', false);
+  await handle.resume();
+  const result = await handle.result();
+  expect(result).toMatchObject({ outcome: 'delivered', attempts: before + 1 });
+});
+
+test('cancel ends a waiting delivery as cancelled, and the UI shows it Cancelled', async () => {
+  const input = delivery('/cancel?fail=99&status=500', { jitter: 'none', initial: '10m', min: '10m', max: '10m' });
+  const handle = await h.redeliver.submit(input);
+  await waitFor(() => handle.status(), (s) => s.state === 'waiting', 10_000, 'the first wait');
+  await handle.cancel();
+  expect(await handle.result()).toMatchObject({ outcome: 'cancelled', attempts: 1 });
+  expect((await handle.workflow.describe()).status.name).toBe('CANCELLED');
+  await waitFor(() => visible(`WorkflowId = '${handle.deliveryId}' AND DeliveryState = 'cancelled'`), (n) => n === 1, 10_000, 'DeliveryState = cancelled');
+});
+
+test('controls on a finished delivery say it has ended', async () => {
+  const handle = await h.redeliver.submit(delivery('/done', undefined));
+  await handle.result();
+  await expect(handle.retryNow()).rejects.toThrow(/has ended \(delivered\)/);
+  await expect(handle.pause()).rejects.toThrow(/has ended \(delivered\)/);
+  await expect(handle.cancel()).rejects.toThrow(/has ended \(delivered\)/);
+});
+
+test('a long delivery continues as new, carrying its attempts, first attempt time and last error', async () => {
+  const redeliver = new (h.redeliver.constructor as typeof import('../../src/client').Redeliver)(h.client, { taskQueue: h.taskQueue, historyLimit: 20 });
+  const input = delivery('/long?fail=6&status=502', { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' });
+  const handle = await redeliver.submit(input);
+  const result = await handle.result();
+  expect(result).toMatchObject({ outcome: 'delivered', attempts: 7, lastError: { code: 'http-502', attempt: 6 } });
+  const requests = requestsOf(input.messageId);
+  expect(requests.map((r) => r.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  expect(Math.abs(Date.parse(result.firstAttemptAt!) - requests[0]!.at)).toBeLessThan(1_000);
+
+  const runs = [];
+  for await (const e of h.client.workflow.list({ query: `WorkflowId = '${handle.deliveryId}'` })) runs.push(e);
+  expect(runs.length).toBeGreaterThanOrEqual(3);
+  const latest = await handle.workflow.describe();
+  expect(latest.typedSearchAttributes.get({ name: 'Tenant', type: 'KEYWORD' } as never)).toBe('acme');
+  for (const run of runs) {
+    const history = await h.client.workflow.getHandle(handle.deliveryId, run.runId).fetchHistory();
+    expect(history.events!.length).toBeLessThanOrEqual(20 + 15);
+  }
+});
