@@ -6,18 +6,21 @@ import {
   WorkflowFailedError,
   WorkflowUpdateFailedError,
   CancelledFailure,
+  type WorkflowExecutionInfo,
   type WorkflowHandle,
 } from '@temporalio/client';
 import { InvalidInputError } from './errors';
 import { validateDelivery, type ValidateOptions } from './delivery/validate';
 import { deliverySummary } from './delivery/summary';
 import type { Delivery, DeliveryInput, DeliveryResult, DeliveryStatus } from './delivery/types';
+import { DEAD_LETTER_STATES, visibilityQuery, type DeadLetterState, type DeliveryFilter } from './delivery/filter';
 import {
   Attempts,
   DeliveryKind,
   DeliveryState,
   Device,
   Endpoint,
+  LastErrorClass,
   Tenant,
   pauseUpdate,
   resumeUpdate,
@@ -77,31 +80,13 @@ export class Redeliver {
    */
   async submit(input: DeliveryInput): Promise<DeliveryHandle> {
     const delivery = this.validate(input);
-    const fingerprint = fingerprintOf(delivery);
     try {
-      const handle = await this.client.workflow.start<typeof deliveryWorkflow>('deliveryWorkflow', {
-        taskQueue: this.taskQueue,
-        workflowId: delivery.deliveryId,
-        args: [{ delivery, ...(this.options.historyLimit && { historyLimit: this.options.historyLimit }) }],
-        // a finished delivery keeps its id: resubmitting returns it instead of sending again
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        memo: { fingerprint, delivery: facts(delivery) },
-        staticSummary: deliverySummary(delivery),
-        typedSearchAttributes: [
-          { key: DeliveryKind, value: delivery.kind },
-          { key: DeliveryState, value: 'pending' },
-          { key: Endpoint, value: delivery.endpoint },
-          { key: Tenant, value: delivery.tenant },
-          { key: Device, value: delivery.device },
-          { key: Attempts, value: 0 },
-        ],
-      });
-      return new DeliveryHandle(handle, true);
+      return await this.start(delivery, 'REJECT_DUPLICATE');
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       const handle = this.client.workflow.getHandle<typeof deliveryWorkflow>(delivery.deliveryId);
       const existing = ((await handle.describe()).memo as unknown as Memo | undefined)?.fingerprint;
-      if (existing !== undefined && existing !== fingerprint) {
+      if (existing !== undefined && existing !== fingerprintOf(delivery)) {
         throw new InvalidInputError(
           [{ field: 'messageId', message: `${delivery.messageId} was already submitted with a different message or target` }],
           'delivery',
@@ -111,8 +96,29 @@ export class Redeliver {
     }
   }
 
+  private async start(delivery: Delivery, reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE', redriveOf?: string): Promise<DeliveryHandle> {
+    const handle = await this.client.workflow.start<typeof deliveryWorkflow>('deliveryWorkflow', {
+      taskQueue: this.taskQueue,
+      workflowId: delivery.deliveryId,
+      args: [{ delivery, ...(this.options.historyLimit && { historyLimit: this.options.historyLimit }) }],
+      // a finished delivery keeps its id: resubmitting returns it instead of sending again
+      workflowIdReusePolicy: reuse,
+      memo: { fingerprint: fingerprintOf(delivery), delivery: facts(delivery), ...(redriveOf && { redriveOf }) },
+      staticSummary: deliverySummary(delivery) + (redriveOf ? ' (redriven)' : ''),
+      typedSearchAttributes: [
+        { key: DeliveryKind, value: delivery.kind },
+        { key: DeliveryState, value: 'pending' },
+        { key: Endpoint, value: delivery.endpoint },
+        { key: Tenant, value: delivery.tenant },
+        { key: Device, value: delivery.device },
+        { key: Attempts, value: 0 },
+      ],
+    });
+    return new DeliveryHandle(handle, true);
+  }
+
   /** Submits many; every input is validated before the first is started, so bad input starts nothing. */
-  async submitMany(inputs: DeliveryInput[], onProgress?: (done: number) => void): Promise<DeliveryHandle[]> {
+  async submitMany(inputs: DeliveryInput[], onProgress?: (done: number) => void, concurrency = 16): Promise<DeliveryHandle[]> {
     const problems = [];
     for (const [i, input] of inputs.entries()) {
       try {
@@ -123,12 +129,89 @@ export class Redeliver {
       }
     }
     if (problems.length) throw new InvalidInputError(problems, 'deliveries');
-    const handles: DeliveryHandle[] = [];
-    for (const input of inputs) {
-      handles.push(await this.submit(input));
-      onProgress?.(handles.length);
-    }
+    const handles: DeliveryHandle[] = new Array(inputs.length);
+    let next = 0;
+    let done = 0;
+    const worker = async () => {
+      while (next < inputs.length) {
+        const i = next++;
+        handles[i] = await this.submit(inputs[i]!);
+        onProgress?.(++done);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
     return handles;
+  }
+
+  /** Deliveries matching a filter, newest first, as the visibility store has them. */
+  async *list(filter: DeliveryFilter = {}): AsyncIterable<DeliverySummary> {
+    for await (const info of this.client.workflow.list({ query: visibilityQuery(filter, this.taskQueue) })) {
+      yield summaryOf(info);
+    }
+  }
+
+  /** How many deliveries match a filter. */
+  async count(filter: DeliveryFilter = {}): Promise<number> {
+    return (await this.client.workflow.count(visibilityQuery(filter, this.taskQueue))).count;
+  }
+
+  /** Dead letters (rejected, expired, exhausted, dropped) matching a filter. */
+  deadLetters(filter: Omit<DeliveryFilter, 'state'> & { state?: DeadLetterState | DeadLetterState[] } = {}): AsyncIterable<DeliverySummary> {
+    return this.list({ ...filter, state: filter.state ?? [...DEAD_LETTER_STATES] });
+  }
+
+  /**
+   * Redrives a dead letter: a new run of the same delivery id with the same message, target and policy,
+   * counting attempts and age afresh, so the chain of runs is visible in the UI. A delivery that is
+   * running again already is returned as it is (`created: false`).
+   */
+  async redrive(deliveryId: string): Promise<DeliveryHandle> {
+    const handle = this.client.workflow.getHandle<typeof deliveryWorkflow>(deliveryId);
+    const description = await handle.describe();
+    if (description.status.name === 'RUNNING') return new DeliveryHandle(handle, false);
+    const state = description.typedSearchAttributes.get(DeliveryState);
+    if (!DEAD_LETTER_STATES.includes(state as DeadLetterState)) {
+      throw new DeliveryControlError(deliveryId, `only dead letters can be redriven; this delivery is ${state ?? description.status.name.toLowerCase()}`);
+    }
+    const { message } = await handle.result();
+    if (!message) throw new DeliveryControlError(deliveryId, 'the dead letter has no message to redrive');
+    const now = Date.now();
+    if (message.policy.deadline !== null && message.policy.deadline <= now) {
+      throw new DeliveryControlError(deliveryId, `its deadline ${new Date(message.policy.deadline).toISOString()} has passed`);
+    }
+    try {
+      return await this.start({ ...message, submittedAt: now }, 'ALLOW_DUPLICATE', description.runId);
+    } catch (err) {
+      // redriven by someone else in the meantime
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return new DeliveryHandle(handle, false);
+      throw err;
+    }
+  }
+
+  /** Redrives every dead letter matching a filter, a few at a time; failures are reported, not thrown. */
+  async redriveAll(
+    filter: Parameters<Redeliver['deadLetters']>[0] = {},
+    options: { concurrency?: number; onProgress?: (done: number, total: number) => void } = {},
+  ): Promise<{ redriven: string[]; failed: { deliveryId: string; error: string }[] }> {
+    const ids: string[] = [];
+    for await (const letter of this.deadLetters(filter)) ids.push(letter.deliveryId);
+    const redriven: string[] = [];
+    const failed: { deliveryId: string; error: string }[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < ids.length) {
+        const deliveryId = ids[next++]!;
+        try {
+          await this.redrive(deliveryId);
+          redriven.push(deliveryId);
+        } catch (err) {
+          failed.push({ deliveryId, error: err instanceof Error ? err.message : String(err) });
+        }
+        options.onProgress?.(redriven.length + failed.length, ids.length);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 16) }, worker));
+    return { redriven, failed };
   }
 
   /** A handle on an existing delivery by its id (`delivery/<tenant>/<device>/<messageId>`). */
@@ -246,6 +329,38 @@ export class DeliveryControlError extends Error {
   ) {
     super(`${deliveryId}: ${reason}`);
   }
+}
+
+/** One line of a listing: what the visibility store knows of a delivery. */
+export interface DeliverySummary {
+  deliveryId: string;
+  runId: string;
+  state: string;
+  kind: string | undefined;
+  tenant: string | undefined;
+  device: string | undefined;
+  endpoint: string | undefined;
+  attempts: number | undefined;
+  lastErrorClass: string | undefined;
+  startedAt: string;
+  closedAt: string | null;
+}
+
+function summaryOf(info: WorkflowExecutionInfo): DeliverySummary {
+  const sa = info.typedSearchAttributes;
+  return {
+    deliveryId: info.workflowId,
+    runId: info.runId,
+    state: sa.get(DeliveryState) ?? info.status.name.toLowerCase(),
+    kind: sa.get(DeliveryKind),
+    tenant: sa.get(Tenant),
+    device: sa.get(Device),
+    endpoint: sa.get(Endpoint),
+    attempts: sa.get(Attempts),
+    lastErrorClass: sa.get(LastErrorClass),
+    startedAt: info.startTime.toISOString(),
+    closedAt: info.closeTime ? info.closeTime.toISOString() : null,
+  };
 }
 
 /** Kept in the workflow's memo: what status needs of a closed delivery without reading its history. */

@@ -1,9 +1,16 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { registerControls } from './controls';
+import { registerDeadLetters } from './dead-letters';
 import { registerDev } from './dev';
+import { registerList } from './list';
+import { registerRedrive } from './redrive';
 import { registerResult } from './result';
+import { registerSchedule } from './schedule';
+import { registerSimulate } from './simulate';
 import { registerStatus } from './status';
 import { registerSubmit } from './submit';
+import { registerWatch } from './watch';
 import { registerWorker } from './worker';
 import { fail } from './output';
 
@@ -12,12 +19,19 @@ export function buildProgram(): Command {
     .description('Durable retry orchestrator for IoT message delivery on Temporal')
     .showHelpAfterError()
     .exitOverride();
-  // one file per command
+  // one file per command (the four live controls share one)
   registerDev(program);
   registerWorker(program);
   registerSubmit(program);
   registerStatus(program);
   registerResult(program);
+  registerWatch(program);
+  registerList(program);
+  registerControls(program);
+  registerDeadLetters(program);
+  registerRedrive(program);
+  registerSchedule(program);
+  registerSimulate(program);
   return program;
 }
 

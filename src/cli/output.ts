@@ -1,4 +1,5 @@
 import { CommanderError } from 'commander';
+import { DeliveryControlError } from '../client';
 import { InvalidInputError } from '../errors';
 
 /** Exit codes scripts can rely on (README, "Exit codes"). */
@@ -10,6 +11,8 @@ export const EXIT = {
   invalidInput: 2,
   /** Temporal could not be reached, or another runtime failure */
   failure: 3,
+  /** a live control was refused: the delivery is not waiting, already paused, has ended, … */
+  refused: 4,
 } as const;
 
 /** Prints `value` as JSON, or as the human form `text()` gives. */
@@ -23,6 +26,10 @@ export function fail(err: unknown): never {
   if (err instanceof InvalidInputError) {
     process.stderr.write(`${err.message}\n`);
     process.exit(EXIT.invalidInput);
+  }
+  if (err instanceof DeliveryControlError) {
+    process.stderr.write(`refused: ${err.message}\n`);
+    process.exit(EXIT.refused);
   }
   const message = err instanceof Error ? err.message : String(err);
   process.stderr.write(`error: ${message}\n`);

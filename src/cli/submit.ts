@@ -1,10 +1,13 @@
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InvalidInputError } from '../errors';
 import type { DeliveryInput } from '../delivery/types';
 import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
 import { emit } from './output';
+import { progressBar } from './progress';
 
 interface SubmitFlags extends ConnectionFlags {
+  file?: string;
   kind: string;
   qos?: string;
   target: string;
@@ -38,12 +41,13 @@ export function registerSubmit(program: Command): void {
     program
       .command('submit')
       .description('submit one delivery; prints its id (idempotent: the same --id returns the existing delivery)')
-      .requiredOption('--kind <kind>', 'telemetry | event | command-response')
+      .option('--file <path>', 'bulk: a JSON array or NDJSON of deliveries (as in the client API); - for stdin')
+      .option('--kind <kind>', 'telemetry | event | command-response')
       .option('--qos <0|1>', 'telemetry only (default 1)')
-      .requiredOption('--target <url>', 'http(s) URL; {tenant} {device} {requestId} {status} are filled in')
+      .option('--target <url>', 'http(s) URL; {tenant} {device} {requestId} {status} are filled in')
       .option('--id <messageId>', 'stable message id (default: a new UUID)')
-      .requiredOption('--tenant <tenant>', 'tenant id')
-      .requiredOption('--device <device>', 'device id')
+      .option('--tenant <tenant>', 'tenant id')
+      .option('--device <device>', 'device id')
       .option('--data <text>', 'message body; JSON is sent as JSON (default: {})')
       .option('--content-type <type>', 'content type of the body')
       .option('--method <method>', 'POST | PUT | PATCH (default POST)')
@@ -66,11 +70,13 @@ export function registerSubmit(program: Command): void {
     .addHelpText(
       'after',
       `
-Example:
+Examples:
   $ redeliver submit --kind event --tenant acme --device sensor-1 --id msg-42 \\
-      --target https://ingest.example.com/events --data '{"temp":21.5}' --json`,
+      --target https://ingest.example.com/events --data '{"temp":21.5}' --json
+  $ redeliver submit --file deliveries.ndjson     # bulk, with a progress bar`,
     )
     .action(async (flags: SubmitFlags) => {
+      if (flags.file !== undefined) return submitFile(flags);
       const input = inputFromFlags(flags);
       const redeliver = await connect(flags);
       try {
@@ -89,6 +95,45 @@ Example:
         await redeliver.close();
       }
     });
+}
+
+async function submitFile(flags: SubmitFlags): Promise<void> {
+  const inputs = parseDeliveries(flags.file === '-' ? readFileSync(0, 'utf8') : readFileSync(flags.file!, 'utf8'));
+  const redeliver = await connect(flags);
+  try {
+    // submitMany validates every input first, so bad input starts nothing and draws no bar
+    let bar: ReturnType<typeof progressBar> | undefined;
+    const handles = await redeliver.submitMany(inputs, (done) => (bar ??= progressBar('submit', inputs.length)).update(done));
+    bar?.stop();
+    const rows = handles.map((h) => ({ deliveryId: h.deliveryId, created: h.created }));
+    const created = rows.filter((r) => r.created).length;
+    emit(!!flags.json, rows, () => `submitted ${created} deliveries${rows.length > created ? `, ${rows.length - created} existed already` : ''}`);
+  } finally {
+    await redeliver.close();
+  }
+}
+
+/** A JSON array, or one JSON object per line (NDJSON); a line that does not parse is named. */
+export function parseDeliveries(text: string): DeliveryInput[] {
+  if (text.trimStart().startsWith('[')) {
+    try {
+      return JSON.parse(text) as DeliveryInput[];
+    } catch (err) {
+      throw new InvalidInputError([{ field: '--file', message: `is not valid JSON: ${(err as Error).message}` }], 'flags');
+    }
+  }
+  const problems: { field: string; message: string }[] = [];
+  const inputs: DeliveryInput[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (!line.trim()) return;
+    try {
+      inputs.push(JSON.parse(line) as DeliveryInput);
+    } catch (err) {
+      problems.push({ field: `--file line ${i + 1}`, message: `is not valid JSON: ${(err as Error).message}` });
+    }
+  });
+  if (problems.length) throw new InvalidInputError(problems, 'flags');
+  return inputs;
 }
 
 /** Flags → DeliveryInput. Values stay as typed so validation can name what was wrong. */

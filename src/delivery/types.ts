@@ -119,6 +119,6 @@ export interface DeliveryResult {
   lastError: AttemptError | null;
   /** Why it ended so, in words. */
   reason: string;
-  /** Dead letters only: the message, kept for redrive. */
-  message?: { kind: MessageKind; qos: 0 | 1; tenant: string; device: string; endpoint: string; body: string; contentType: string };
+  /** Dead letters only: the whole delivery (message, target, policy), kept for redrive. */
+  message?: Delivery;
 }

@@ -88,6 +88,8 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
   let pause = carried?.pause ?? null;
   let retryRequested = false;
   const run = carried?.run ?? 1;
+  // what LastErrorClass says in the UI (carried over by continue-as-new with the other attributes)
+  let searchedClass = lastError?.class;
 
   const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
   const status = (): DeliveryStatus => ({
@@ -172,6 +174,7 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
     upsertSearchAttributes([
       { key: DeliveryState, value: outcome },
       { key: Attempts, value: attempts },
+      ...(lastError && lastError.class !== searchedClass ? [{ key: LastErrorClass, value: lastError.class }] : []),
     ]);
     return {
       deliveryId: delivery.deliveryId,
@@ -182,17 +185,7 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
       lastAttemptAt: iso(lastAttemptAt),
       lastError,
       reason,
-      ...(outcome !== 'delivered' && {
-        message: {
-          kind: delivery.kind,
-          qos: delivery.qos,
-          tenant: delivery.tenant,
-          device: delivery.device,
-          endpoint: delivery.endpoint,
-          body: delivery.body,
-          contentType: delivery.contentType,
-        },
-      }),
+      ...(outcome !== 'delivered' && { message: delivery }),
     };
   };
   /** Waits until the planned attempt time, a retry-now, or the end of a pause; paused time is counted. */
@@ -252,7 +245,6 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
       }
       lastAttemptAt = Date.now();
       record({ attempt: attempts, startedAt: new Date(startedAt).toISOString(), durationMs: Math.round(failure.durationMs), code: failure.code, ok: false });
-      const previousClass = lastError?.class;
       lastError = { class: failure.class as ErrorClass, code: failure.code, reason: failure.reason, attempt: attempts, at: new Date(lastAttemptAt).toISOString() };
 
       if (delivery.kind === 'telemetry' && delivery.qos === 0) {
@@ -279,8 +271,9 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
       upsertSearchAttributes([
         ...(becameWaiting ? [{ key: DeliveryState, value: 'waiting' }] : []),
         { key: Attempts, value: attempts },
-        ...(previousClass !== failure.class ? [{ key: LastErrorClass, value: failure.class }] : []),
+        ...(searchedClass !== failure.class ? [{ key: LastErrorClass, value: failure.class }] : []),
       ]);
+      searchedClass = failure.class as ErrorClass;
 
       const info = workflowInfo();
       if (info.continueAsNewSuggested || info.historyLength >= historyLimit) {

@@ -1,0 +1,47 @@
+import type { Command } from 'commander';
+import type { DeliverySummary } from '../client';
+import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
+import { filterFromFlags, withFilterFlags, type FilterFlags } from './filter-flags';
+import { emit } from './output';
+
+export function registerList(program: Command): void {
+  withConnectionFlags(
+    withFilterFlags(
+      program
+        .command('list')
+        .description('list deliveries matching a filter, newest first')
+        .option('--limit <n>', 'at most this many (default 100)', '100')
+        .option('--json', 'print JSON (an array)'),
+    ),
+  )
+    .addHelpText('after', '\nExample:\n  $ redeliver list --state waiting,paused --tenant acme --since 1h')
+    .action(async (flags: FilterFlags & ConnectionFlags & { limit: string; json?: boolean }) => {
+      const filter = filterFromFlags(flags);
+      const limit = limitOf(flags.limit);
+      const redeliver = await connect(flags);
+      try {
+        const rows: DeliverySummary[] = [];
+        for await (const row of redeliver.list(filter)) {
+          rows.push(row);
+          if (rows.length >= limit) break;
+        }
+        emit(!!flags.json, rows, () => formatTable(rows));
+      } finally {
+        await redeliver.close();
+      }
+    });
+}
+
+export function limitOf(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--limit must be a whole number above 0, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+export function formatTable(rows: DeliverySummary[]): string {
+  if (rows.length === 0) return 'no deliveries match';
+  const header = ['STATE', 'KIND', 'ATTEMPTS', 'LAST ERROR', 'STARTED', 'DELIVERY'];
+  const lines = rows.map((r) => [r.state, r.kind ?? '', String(r.attempts ?? ''), r.lastErrorClass ?? '', r.startedAt.slice(0, 19).replace('T', ' '), r.deliveryId]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  return [header, ...lines].map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+}

@@ -1,0 +1,50 @@
+import type { Command } from 'commander';
+import { DEAD_LETTER_STATES } from '../delivery/filter';
+import { InvalidInputError } from '../errors';
+import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
+import { filterFromFlags, withFilterFlags, type FilterFlags } from './filter-flags';
+import { EXIT, emit } from './output';
+import { progressBar } from './progress';
+
+export function registerRedrive(program: Command): void {
+  withConnectionFlags(
+    withFilterFlags(
+      program
+        .command('redrive')
+        .argument('[deliveryId]', 'one dead letter; or give --all with filter flags')
+        .description('redrive dead letters: a new run of the same delivery id, with the same message')
+        .option('--all', 'every dead letter matching the filter flags')
+        .option('--concurrency <n>', 'redrives in flight at once (default 16)', '16')
+        .option('--json', 'print JSON'),
+      [...DEAD_LETTER_STATES],
+    ),
+  )
+    .addHelpText('after', '\nExamples:\n  $ redeliver redrive delivery/acme/sensor-1/msg-42\n  $ redeliver redrive --all --endpoint ingest.example.com --state expired,exhausted')
+    .action(async (deliveryId: string | undefined, flags: FilterFlags & ConnectionFlags & { all?: boolean; concurrency: string; json?: boolean }) => {
+      if (!deliveryId === !flags.all) throw new InvalidInputError([{ field: 'deliveryId', message: 'give one delivery id, or --all with filter flags' }], 'flags');
+      const concurrency = Number(flags.concurrency);
+      if (!Number.isInteger(concurrency) || concurrency <= 0) throw new InvalidInputError([{ field: '--concurrency', message: `must be a whole number above 0, got ${JSON.stringify(flags.concurrency)}` }], 'flags');
+      const filter = flags.all ? filterFromFlags(flags, [...DEAD_LETTER_STATES]) : {};
+      const redeliver = await connect(flags);
+      try {
+        if (deliveryId) {
+          const handle = await redeliver.redrive(deliveryId);
+          emit(!!flags.json, { deliveryId, redriven: handle.created }, () => (handle.created ? `redriven ${deliveryId}` : `${deliveryId} is running already`));
+          return;
+        }
+        let bar: ReturnType<typeof progressBar> | undefined;
+        const outcome = await redeliver.redriveAll(filter as never, {
+          concurrency,
+          onProgress: (done, total) => {
+            bar ??= progressBar('redrive', total);
+            bar.update(done);
+          },
+        });
+        bar?.stop();
+        emit(!!flags.json, outcome, () => `redriven ${outcome.redriven.length}, failed ${outcome.failed.length}${outcome.failed.map((f) => `\n  ${f.deliveryId}: ${f.error}`).join('')}`);
+        if (outcome.failed.length) process.exitCode = EXIT.failure;
+      } finally {
+        await redeliver.close();
+      }
+    });
+}

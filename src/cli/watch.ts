@@ -1,0 +1,50 @@
+import type { Command } from 'commander';
+import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
+import { filterFromFlags, withFilterFlags, type FilterFlags } from './filter-flags';
+
+const ENDED = ['delivered', 'rejected', 'expired', 'exhausted', 'dropped', 'cancelled'];
+
+export function registerWatch(program: Command): void {
+  withConnectionFlags(
+    withFilterFlags(
+      program
+        .command('watch')
+        .argument('[deliveryId]', 'one delivery; or filter flags for many')
+        .description('a live view: prints each change of a delivery (until it ends) or of every match of a filter (until Ctrl-C)')
+        .option('--interval <ms>', 'how often to look (default 1000)', '1000')
+        .option('--json', 'print one JSON object per change (NDJSON)'),
+    ),
+  )
+    .addHelpText('after', '\nExamples:\n  $ redeliver watch delivery/acme/sensor-1/msg-42\n  $ redeliver watch --state waiting,paused --endpoint ingest.example.com')
+    .action(async (deliveryId: string | undefined, flags: FilterFlags & ConnectionFlags & { interval: string; json?: boolean }) => {
+      const interval = Number(flags.interval);
+      if (!Number.isInteger(interval) || interval < 100) throw new Error(`--interval must be a whole number of ms ≥ 100, got ${JSON.stringify(flags.interval)}`);
+      const filter = deliveryId ? undefined : filterFromFlags(flags);
+      const redeliver = await connect(flags);
+      const seen = new Map<string, string>();
+      const print = (id: string, value: object, line: string) => {
+        const key = JSON.stringify(value);
+        if (seen.get(id) === key) return;
+        seen.set(id, key);
+        process.stdout.write(flags.json ? `${JSON.stringify(value)}\n` : `${new Date().toISOString().slice(11, 19)} ${line}\n`);
+      };
+      let stop = false;
+      process.once('SIGINT', () => (stop = true));
+      try {
+        while (!stop) {
+          if (deliveryId) {
+            const s = await redeliver.getHandle(deliveryId).status();
+            print(deliveryId, { deliveryId, state: s.state, attempts: s.attempts, summary: s.summary }, `${s.state} (${s.attempts} attempts) ${s.summary}`);
+            if (ENDED.includes(s.state)) break;
+          } else {
+            for await (const row of redeliver.list(filter)) {
+              print(row.deliveryId, row, `${row.state.padEnd(9)} ${String(row.attempts ?? '').padStart(4)} ${row.lastErrorClass ?? ''} ${row.deliveryId}`);
+            }
+          }
+          await new Promise((r) => setTimeout(r, interval));
+        }
+      } finally {
+        await redeliver.close();
+      }
+    });
+}
