@@ -1,8 +1,12 @@
 #!/usr/bin/env node
-// Runs before `npm start` and `npm test`: installs the npm dependencies on a fresh clone (or after
-// package-lock.json changed), so that each of the README's two commands does all of its own set-up.
+// Runs before `npm start` and `npm test`: installs what each of the README's two commands needs on a
+// fresh machine, so that each does all of its own set-up.
+//   - the npm dependencies (`npm ci`), on a fresh clone or after package-lock.json changed;
+//   - with `--system a,b`: Debian packages whose programs the tests drive for real (chromium for the UI
+//     test, mosquitto for the MQTT tests), with apt-get when they are missing.
+// The Temporal CLI is installed by the code that starts it (src/dev/temporal-cli.ts).
 'use strict';
-const { execFileSync } = require('node:child_process');
+const { execFileSync, spawnSync } = require('node:child_process');
 const { existsSync, statSync } = require('node:fs');
 const path = require('node:path');
 
@@ -15,4 +19,24 @@ if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtime
   const npm = process.env.npm_execpath;
   const [cmd, args] = npm ? [process.execPath, [npm]] : ['npm', []];
   execFileSync(cmd, [...args, 'ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
+}
+
+/** Debian package → the program the project runs from it. */
+const PROGRAMS = { chromium: 'chromium', mosquitto: 'mosquitto' };
+const i = process.argv.indexOf('--system');
+const wanted = i >= 0 ? (process.argv[i + 1] || '').split(',').filter(Boolean) : [];
+const found = (program) => spawnSync('sh', ['-c', `command -v ${program} || test -x /usr/sbin/${program}`]).status === 0;
+const missing = wanted.filter((pkg) => !found(PROGRAMS[pkg] || pkg));
+if (missing.length > 0) {
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  const apt = spawnSync('sh', ['-c', 'command -v apt-get']).status === 0;
+  if (!apt) {
+    console.error(`missing programs the tests need: ${missing.join(', ')} (install them with your package manager)`);
+    process.exit(1);
+  }
+  console.error(`installing ${missing.join(', ')} with apt-get ...`);
+  const aptGet = (...args) =>
+    execFileSync(root ? 'apt-get' : 'sudo', root ? args : ['apt-get', ...args], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  aptGet('update', '-qq');
+  aptGet('install', '-y', '-qq', '--no-install-recommends', ...missing);
 }

@@ -11,7 +11,7 @@ import {
 } from '@temporalio/client';
 import { InvalidInputError } from './errors';
 import { validateDelivery, type ValidateOptions } from './delivery/validate';
-import { deliverySummary } from './delivery/summary';
+import { deliveryDetails, deliverySummary } from './delivery/summary';
 import type { Delivery, DeliveryInput, DeliveryResult, DeliveryStatus } from './delivery/types';
 import { DEAD_LETTER_STATES, visibilityQuery, type DeadLetterState, type DeliveryFilter } from './delivery/filter';
 import {
@@ -105,6 +105,7 @@ export class Redeliver {
       workflowIdReusePolicy: reuse,
       memo: { fingerprint: fingerprintOf(delivery), delivery: facts(delivery), ...(redriveOf && { redriveOf }) },
       staticSummary: deliverySummary(delivery) + (redriveOf ? ' (redriven)' : ''),
+      staticDetails: deliveryDetails(delivery),
       typedSearchAttributes: [
         { key: DeliveryKind, value: delivery.kind },
         { key: DeliveryState, value: 'pending' },

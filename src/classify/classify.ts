@@ -1,56 +1,157 @@
 import { parseRetryAfter } from './retry-after';
+import { CLASSIFICATION_TABLE, FAMILY, MQTT5_FAMILY_WHEN, RETRY_AFTER_WHEN, type ClassificationRow } from './table';
 import type { Classification, ClassOverrides, ErrorClass, TransportOutcome, Verdict } from './types';
 
-const CLIENT_HTTP = new Set([400, 401, 403, 404, 405, 410, 413, 414, 415, 422]);
+/** Every code `classify` can return; delivery validation accepts override keys of this shape only. */
+export const STABLE_CODE =
+  /^(http-\d{3}|mqtt-0x[0-9a-f]{2}|mqtt3-connack-0x[0-9a-f]{2}|mqtt-no-puback|mqtt-closed|net-[A-Z0-9_]+|tls-[A-Z0-9_]+|timeout|invalid-target)$/;
 
-/** Classifies one attempt's outcome (SPEC §4). Pure: `now` dates HTTP-date hints. */
-export function classify(outcome: TransportOutcome, overrides: ClassOverrides = {}, now = Date.now()): Classification {
-  const base = classifyOutcome(outcome, now);
-  const override = overrides[base.code];
-  if (override === undefined || override === base.class) return base;
-  return {
-    ...base,
-    class: override,
-    retryable: override !== 'client' && override !== 'success',
-    reason: `${base.reason} (treated as ${override} by this delivery's overrides)`,
-  };
-}
-
-function classifyOutcome(outcome: TransportOutcome, now: number): Classification {
-  switch (outcome.kind) {
-    case 'http':
-      return classifyHttp(outcome.status, outcome.headers ?? {}, now);
-    case 'network':
-      return verdict('connection', `net-${outcome.code}`, `no response: ${outcome.code}${outcome.message ? ` (${outcome.message})` : ''}`);
-    case 'timeout':
-      return verdict('connection', 'timeout', `no response within the attempt timeout of ${outcome.afterMs} ms`);
-    case 'tls':
-      return verdict('connection', `tls-${outcome.code}`, `TLS failure: ${outcome.code}${outcome.message ? ` (${outcome.message})` : ''}`);
-    case 'invalid-target':
-      return verdict('client', 'invalid-target', outcome.message);
-  }
-}
-
-function classifyHttp(status: number, headers: Record<string, string | string[] | undefined>, now: number): Classification {
-  const code = `http-${status}`;
-  if (status >= 200 && status < 300) return verdict('success', code, `accepted with HTTP ${status}`);
-  const header = headers['retry-after'];
-  const retryAfterMs = parseRetryAfter(Array.isArray(header) ? header[0] : header, now);
-  if (status === 429) return { ...verdict('well-known', code, 'too many requests: waiting for the server\'s Retry-After'), ...(retryAfterMs !== undefined && { retryAfterMs }) };
-  if (status === 503 && retryAfterMs !== undefined) return { ...verdict('well-known', code, 'service unavailable with a Retry-After hint'), retryAfterMs };
-  if (CLIENT_HTTP.has(status) || (status >= 400 && status < 500)) return verdict('client', code, `the request was refused with HTTP ${status}; an unchanged retry cannot succeed`);
-  if (status >= 500) return verdict('server', code, `transient server failure HTTP ${status}`);
-  return verdict('client', code, `unexpected HTTP ${status}`);
-}
-
-function verdict(cls: Verdict, code: string, reason: string): Classification {
-  return { class: cls, retryable: cls !== 'client' && cls !== 'success', code, reason };
-}
-
-/** One stable Temporal failure type per class, so operators can filter and the workflow can decide. */
+/**
+ * One stable Temporal failure type per class, so operators can filter and the workflow can decide.
+ * Recorded histories and saved filters hold these names: never rename one.
+ */
 export const FAILURE_TYPES: Record<ErrorClass, string> = {
   client: 'DeliveryRejected',
   'well-known': 'DeliveryThrottled',
   server: 'DeliveryServerError',
   connection: 'DeliveryNoResponse',
 };
+
+/** Longest piece of server-provided text (an error body, a reason string) a reason quotes. */
+const MAX_QUOTE = 200;
+
+const ROWS = new Map(CLASSIFICATION_TABLE.map((row) => [key(row.code, row.when), row]));
+
+/**
+ * Classifies one attempt's outcome (SPEC §4, docs/error-classification.md), then applies the delivery's
+ * overrides. Pure: `now` dates an HTTP-date Retry-After.
+ */
+export function classify(outcome: TransportOutcome, overrides: ClassOverrides = {}, now = Date.now()): Classification {
+  const base = classifyOutcome(outcome, now);
+  const override = overrides[base.code];
+  if (override === undefined || override === base.class) return base;
+  const { retryAfterMs, ...rest } = base;
+  const retryable = isRetryable(override);
+  return {
+    ...rest,
+    class: override,
+    retryable,
+    reason: `${base.reason} (treated as ${override} by this delivery's overrides)`,
+    ...(retryable && retryAfterMs !== undefined && { retryAfterMs }),
+  };
+}
+
+/** What the row says, filled in for this outcome. */
+interface Match {
+  code: string;
+  row: ClassificationRow;
+  vars?: Record<string, string>;
+  /** Server-provided detail, quoted after the sentence. */
+  notes?: (string | undefined)[];
+  retryAfterMs?: number;
+  prefix?: string;
+}
+
+function classifyOutcome(outcome: TransportOutcome, now: number): Classification {
+  const m = match(outcome, now);
+  const vars = m.vars ?? {};
+  const sentence = m.row.reason.replace(/\{(\w+)\}/g, (whole, name: string) => vars[name] ?? whole);
+  const notes = (m.notes ?? []).filter((n): n is string => !!n);
+  const retryable = isRetryable(m.row.class);
+  return {
+    class: m.row.class,
+    retryable,
+    code: m.code,
+    reason: `${m.prefix ?? ''}${sentence}${notes.length ? ` (${notes.join('; ')})` : ''}`,
+    ...(retryable && m.retryAfterMs !== undefined && { retryAfterMs: m.retryAfterMs }),
+  };
+}
+
+function match(outcome: TransportOutcome, now: number): Match {
+  switch (outcome.kind) {
+    case 'http':
+      return matchHttp(outcome.status, outcome.headers ?? {}, outcome.detail, now);
+    case 'mqtt-error-topic':
+      return { ...matchHttp(outcome.status, {}, outcome.message, now), prefix: "Hono's MQTT adapter reported on the error topic: " };
+    case 'mqtt5': {
+      const hex = hex2(outcome.reasonCode);
+      const packet = outcome.packet.toUpperCase();
+      // below 0x80 is success, but only a PUBACK acknowledges the message: elsewhere the attempt just ended
+      if (outcome.reasonCode < 0x80 && outcome.packet !== 'puback') return { code: 'mqtt-closed', row: row('mqtt-closed'), notes: [`${packet} ${hex}`] };
+      const code = `mqtt-${hex}`;
+      const family = outcome.reasonCode < 0x80 ? MQTT5_FAMILY_WHEN.success : MQTT5_FAMILY_WHEN.failure;
+      return {
+        code,
+        row: ROWS.get(key(code)) ?? row(FAMILY.mqtt5, family),
+        vars: { packet, code: hex },
+        notes: [said('reason string: ', outcome.reasonString), said('server reference: ', outcome.serverReference)],
+      };
+    }
+    case 'mqtt3-connack': {
+      const code = `mqtt3-connack-${hex2(outcome.returnCode)}`;
+      return { code, row: ROWS.get(key(code)) ?? row(FAMILY.mqtt3Connack), vars: { code: hex2(outcome.returnCode) } };
+    }
+    case 'mqtt-no-puback':
+      return { code: 'mqtt-no-puback', row: row('mqtt-no-puback'), vars: { timeout: String(outcome.afterMs) } };
+    case 'mqtt-closed':
+      return { code: 'mqtt-closed', row: row('mqtt-closed'), notes: [said('', outcome.message)] };
+    case 'network': {
+      const code = `net-${outcome.code}`;
+      return { code, row: ROWS.get(key(code)) ?? row(FAMILY.network), vars: { code: outcome.code }, notes: [said('', outcome.message)] };
+    }
+    case 'tls': {
+      const code = `tls-${outcome.code}`;
+      return { code, row: ROWS.get(key(code)) ?? row(FAMILY.tls), vars: { code: outcome.code }, notes: [said('', outcome.message)] };
+    }
+    case 'timeout':
+      return { code: 'timeout', row: row('timeout'), vars: { timeout: String(outcome.afterMs) } };
+    case 'invalid-target':
+      return { code: 'invalid-target', row: row('invalid-target'), notes: [said('', outcome.message)] };
+  }
+}
+
+function matchHttp(status: number, headers: Record<string, string | string[] | undefined>, detail: string | undefined, now: number): Match {
+  const code = `http-${status}`;
+  const retryAfterMs = parseRetryAfter(header(headers, 'retry-after'), now);
+  const when = status === 503 ? (retryAfterMs === undefined ? RETRY_AFTER_WHEN.without : RETRY_AFTER_WHEN.with) : undefined;
+  const family = status >= 200 && status < 300 ? FAMILY.http2xx : status >= 300 && status < 400 ? FAMILY.http3xx : status >= 400 && status < 500 ? FAMILY.http4xx : FAMILY.http5xx;
+  const hint = retryAfterMs === undefined ? undefined : `Retry-After: ${Math.ceil(retryAfterMs / 1000)} s`;
+  return {
+    code,
+    row: ROWS.get(key(code, when)) ?? row(family),
+    vars: { status: String(status) },
+    notes: [hint, said('the endpoint said: ', detail)],
+    retryAfterMs,
+  };
+}
+
+function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const entry = Object.entries(headers).find(([k]) => k.toLowerCase() === name);
+  const value = entry?.[1];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function row(code: string, when?: string): ClassificationRow {
+  const found = ROWS.get(key(code, when));
+  if (!found) throw new Error(`the classification table has no row for ${code}${when ? ` (${when})` : ''}`);
+  return found;
+}
+
+function key(code: string, when?: string): string {
+  return when ? `${code} | ${when}` : code;
+}
+
+function isRetryable(verdict: Verdict): boolean {
+  return verdict !== 'client' && verdict !== 'success';
+}
+
+function hex2(n: number): string {
+  return `0x${n.toString(16).padStart(2, '0')}`;
+}
+
+/** Server text goes into workflow histories and the UI: one line, bounded. */
+function said(label: string, text: string | undefined): string | undefined {
+  const line = text?.replace(/\s+/g, ' ').trim();
+  if (!line) return undefined;
+  return label + (line.length > MAX_QUOTE ? `${line.slice(0, MAX_QUOTE - 1)}…` : line);
+}

@@ -1,3 +1,4 @@
+import { describePolicy } from '../policy/describe';
 import type { Delivery } from './types';
 
 /** A duration in words an operator reads at a glance: 0.2 s, 37 s, 4 min 10 s, 5 h 3 min, 6 d 23 h. */
@@ -16,6 +17,9 @@ export function humanDuration(ms: number): string {
 /** A stable code in words: http-503 → HTTP 503, net-ECONNRESET → ECONNRESET, timeout → a timeout. */
 export function codeInWords(code: string): string {
   if (code.startsWith('http-')) return `HTTP ${code.slice(5)}`;
+  if (code === 'mqtt-no-puback') return 'no MQTT PUBACK in time';
+  if (code === 'mqtt-closed') return 'the MQTT connection closing';
+  if (code.startsWith('mqtt3-connack-')) return `MQTT CONNACK ${code.slice(14)}`;
   if (code.startsWith('mqtt-')) return `MQTT ${code.slice(5)}`;
   if (code.startsWith('net-')) return code.slice(4);
   if (code.startsWith('tls-')) return `TLS ${code.slice(4)}`;
@@ -43,4 +47,14 @@ export function waitingSummary(args: { delayMs: number; code: string; nextAttemp
 export function deliverySummary(d: Pick<Delivery, 'kind' | 'qos' | 'tenant' | 'device' | 'endpoint'>): string {
   const kind = d.kind === 'telemetry' ? `telemetry QoS ${d.qos}` : d.kind;
   return `${kind} ${d.tenant}/${d.device} → ${d.endpoint}`;
+}
+
+/** The fixed details of a delivery, for the UI: target, message and policy in words (Markdown). */
+export function deliveryDetails(d: Delivery): string {
+  return [
+    `**target** ${d.target.method} ${d.target.url} (attempt timeout ${humanDuration(d.target.timeout)})`,
+    `**message** ${d.messageId}, ${d.contentType}, ${d.body.length} characters`,
+    `**policy** ${describePolicy(d.policy)}`,
+    ...(d.command ? [`**command** request ${d.command.requestId}, status ${d.command.status}`] : []),
+  ].join('\n\n');
 }

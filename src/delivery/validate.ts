@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import ms from 'ms';
 import { z } from 'zod';
 import { InvalidInputError, type Problem } from '../errors';
+import { STABLE_CODE } from '../classify/classify';
 import { policyProblems, validatePolicy } from '../policy';
 import type { BackoffPolicyInput } from '../policy/types';
 import type { Delivery, DeliveryInput } from './types';
@@ -58,7 +59,7 @@ const inputSchema = z
     policy: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
     overrides: z
       .record(
-        z.string().regex(/^(http-\d{3}|mqtt-0x[0-9a-f]{2}|net-[A-Z0-9_]+|timeout|tls-[A-Z0-9_]+|invalid-target)$/, {
+        z.string().regex(STABLE_CODE, {
           error: 'keys must be stable codes such as http-409, mqtt-0x97, net-ECONNRESET, timeout',
         }),
         verdictSchema,

@@ -13,7 +13,17 @@ import { createWorker, installRuntime } from '../worker';
 import { startDevServer } from './dev-server';
 import { projectRoot } from './temporal-cli';
 
-type Scenario = { name: string; input: (url: string) => Omit<DeliveryInput, 'tenant' | 'device' | 'payload'>; act?: (r: Redeliver, id: string) => Promise<void> };
+type Scenario = {
+  name: string;
+  input: (url: string) => Omit<DeliveryInput, 'tenant' | 'device' | 'payload'>;
+  act?: (r: Redeliver, id: string) => Promise<void>;
+  historyLimit?: number;
+};
+
+const until = async (r: Redeliver, id: string, state: string) => {
+  while ((await r.getHandle(id).status()).state !== state) await new Promise((res) => setTimeout(res, 50));
+};
+const LONG_WAIT = { jitter: 'none', initial: '1m', min: '1m', max: '1m' } as const;
 
 const SCENARIOS: Scenario[] = [
   { name: 'delivered-at-once', input: (url) => ({ kind: 'event', target: `${url}/ok` }) },
@@ -27,10 +37,33 @@ const SCENARIOS: Scenario[] = [
     name: 'cancelled',
     input: (url) => ({ kind: 'event', target: `${url}/down?fail=99&status=503`, policy: { min: '1m', max: '1m' } }),
     act: async (r, id) => {
-      const handle = r.getHandle(id);
-      while ((await handle.status()).state !== 'waiting') await new Promise((res) => setTimeout(res, 100));
-      await handle.cancel();
+      await until(r, id, 'waiting');
+      await r.getHandle(id).cancel();
     },
+  },
+  {
+    name: 'retry-now',
+    input: (url) => ({ kind: 'event', target: `${url}/retry-now?fail=1&status=503`, policy: LONG_WAIT }),
+    act: async (r, id) => {
+      await until(r, id, 'waiting');
+      await r.getHandle(id).retryNow();
+    },
+  },
+  {
+    name: 'paused-resumed',
+    input: (url) => ({ kind: 'event', target: `${url}/paused?fail=1&status=503`, policy: LONG_WAIT }),
+    act: async (r, id) => {
+      await until(r, id, 'waiting');
+      await r.getHandle(id).pause('maintenance');
+      await until(r, id, 'paused');
+      await r.getHandle(id).resume();
+      await r.getHandle(id).retryNow();
+    },
+  },
+  {
+    name: 'continued-as-new',
+    input: (url) => ({ kind: 'telemetry', target: `${url}/long?fail=4&status=502`, policy: { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' } }),
+    historyLimit: 20,
   },
 ];
 
@@ -43,19 +76,29 @@ async function main(): Promise<void> {
   const endpoint = await startFlakyEndpoint();
   const worker = await createWorker({ address: server.address, taskQueue: 'record-histories' });
   const running = worker.run();
-  const redeliver = await Redeliver.connect({ address: server.address, taskQueue: 'record-histories' });
+  const connected = await Redeliver.connect({ address: server.address, taskQueue: 'record-histories' });
   try {
     for (const scenario of SCENARIOS.filter((s) => only.length === 0 || only.includes(s.name))) {
+      const redeliver = scenario.historyLimit ? new Redeliver(connected.client, { taskQueue: 'record-histories', historyLimit: scenario.historyLimit }) : connected;
       const handle = await redeliver.submit({ ...scenario.input(endpoint.url), tenant: 'fixtures', device: 'device-1', messageId: scenario.name, payload: { n: 1 } } as DeliveryInput);
       await scenario.act?.(redeliver, handle.deliveryId);
       const result = await handle.result();
-      const history = await handle.workflow.fetchHistory();
-      const file = path.join(outDir, `deliveryWorkflow_${scenario.name}.json`);
-      writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
-      console.log(`${scenario.name}: ${result.outcome} after ${result.attempts} attempt(s) → ${path.relative(projectRoot(), file)}`);
+      // every run of the delivery: one, or a chain when it continued as new
+      const runs: string[] = [];
+      for await (const e of connected.client.workflow.list({ query: `WorkflowId = '${handle.deliveryId}'` })) runs.unshift(e.runId);
+      const files: string[] = [];
+      for (const [i, runId] of runs.entries()) {
+        const history = await connected.client.workflow.getHandle(handle.deliveryId, runId).fetchHistory();
+        const suffix = runs.length === 1 ? '' : i === 0 ? '-first-run' : i === runs.length - 1 ? '-last-run' : undefined;
+        if (suffix === undefined) continue;
+        const file = path.join(outDir, `deliveryWorkflow_${scenario.name}${suffix}.json`);
+        writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+        files.push(path.relative(projectRoot(), file));
+      }
+      console.log(`${scenario.name}: ${result.outcome} after ${result.attempts} attempt(s) → ${files.join(', ')}`);
     }
   } finally {
-    await redeliver.close();
+    await connected.close();
     worker.shutdown();
     await running;
     await endpoint.close();

@@ -1,75 +1,115 @@
-import ms from 'ms';
 import { InvalidInputError, type Problem } from '../errors';
 import { defaultPolicy } from './defaults';
-import type { BackoffPolicy, BackoffPolicyInput, Duration, MessageKind } from './types';
+import { formatDuration, parseDuration } from './duration';
+import { JITTERS, type BackoffPolicy, type BackoffPolicyInput, type Jitter, type MessageKind } from './types';
 
 export interface PolicyContext {
-  kind: MessageKind;
+  /** Whose defaults fill the fields the input leaves out. Default `event`. */
+  kind?: MessageKind;
+  /** Telemetry only. Default 1. */
   qos?: 0 | 1;
-  /** Epoch ms used to refuse a deadline in the past. */
-  now: number;
+  /** Epoch ms against which a deadline must lie in the future. Default Date.now(). */
+  now?: number;
 }
 
-/** Every problem with a policy input, fields named without prefix (`max`, `deadline`). */
-export function policyProblems(input: BackoffPolicyInput | undefined, context: PolicyContext): Problem[] {
-  try {
-    resolvePolicy(input, context);
-    return [];
-  } catch (err) {
-    if (err instanceof InvalidInputError) return err.problems;
-    throw err;
-  }
-}
+/** Every field a policy input may have; anything else is refused rather than silently ignored. */
+export const POLICY_FIELDS = ['jitter', 'initial', 'multiplier', 'min', 'max', 'maxAttempts', 'maxAge', 'deadline'] as const;
 
-/** The kind's defaults merged with `input`, validated; throws InvalidInputError listing every problem. */
-export function validatePolicy(input: BackoffPolicyInput | undefined, context: PolicyContext): BackoffPolicy {
-  return resolvePolicy(input, context);
-}
-
-function resolvePolicy(input: BackoffPolicyInput | undefined, context: PolicyContext): BackoffPolicy {
-  const problems: Problem[] = [];
-  const policy = defaultPolicy(context.kind, context.qos ?? 1);
-  const i = input ?? {};
-  const duration = (field: string, value: Duration | undefined): number | undefined => {
-    if (value === undefined) return undefined;
-    const n = typeof value === 'number' ? value : ms(value as Parameters<typeof ms>[0]);
-    if (typeof n !== 'number' || !Number.isFinite(n) || n <= 0) {
-      problems.push({ field, message: `must be a positive duration, got ${JSON.stringify(value)}` });
-      return undefined;
-    }
-    return n;
-  };
-  if (i.jitter !== undefined) {
-    if (!['full', 'equal', 'decorrelated', 'none'].includes(i.jitter)) {
-      problems.push({ field: 'jitter', message: `must be one of full, equal, decorrelated, none, got ${JSON.stringify(i.jitter)}` });
-    } else policy.jitter = i.jitter;
-  }
-  policy.initial = duration('initial', i.initial) ?? policy.initial;
-  policy.min = duration('min', i.min) ?? policy.min;
-  policy.max = duration('max', i.max) ?? policy.max;
-  if (i.maxAge !== undefined) policy.maxAge = i.maxAge === null ? null : (duration('maxAge', i.maxAge) ?? policy.maxAge);
-  if (i.multiplier !== undefined) {
-    if (typeof i.multiplier !== 'number' || !(i.multiplier >= 1)) problems.push({ field: 'multiplier', message: `must be a number ≥ 1, got ${JSON.stringify(i.multiplier)}` });
-    else policy.multiplier = i.multiplier;
-  }
-  if (i.maxAttempts !== undefined) {
-    if (!Number.isInteger(i.maxAttempts) || i.maxAttempts < 0) problems.push({ field: 'maxAttempts', message: `must be a whole number ≥ 0, got ${JSON.stringify(i.maxAttempts)}` });
-    else policy.maxAttempts = i.maxAttempts;
-  }
-  if (i.deadline !== undefined && i.deadline !== null) {
-    const t = i.deadline instanceof Date ? i.deadline.getTime() : typeof i.deadline === 'number' ? i.deadline : Date.parse(i.deadline);
-    if (!Number.isFinite(t)) problems.push({ field: 'deadline', message: `must be a date, got ${JSON.stringify(i.deadline)}` });
-    else if (t <= context.now) problems.push({ field: 'deadline', message: `is in the past (${new Date(t).toISOString()})` });
-    else {
-      policy.deadline = t;
-      // a command response's own deadline replaces the 5 min default age bound
-      if (context.kind === 'command-response' && i.maxAge === undefined) policy.maxAge = null;
-    }
-  }
-  if (policy.min > policy.max) problems.push({ field: 'min', message: `must not exceed max (${policy.min} ms > ${policy.max} ms)` });
-  if (context.kind === 'telemetry' && context.qos === 0 && policy.maxAttempts !== 1) {
-    problems.push({ field: 'maxAttempts', message: 'telemetry QoS 0 is sent exactly once; use qos 1 for retries' });
-  }
+/**
+ * The kind's defaults merged with `input`, validated.
+ * Throws InvalidInputError listing every problem, each naming the field and the value.
+ */
+export function validatePolicy(input?: BackoffPolicyInput, context: PolicyContext = {}): BackoffPolicy {
+  const { policy, problems } = resolvePolicy(input, context);
   if (problems.length > 0) throw new InvalidInputError(problems, 'backoff policy');
   return policy;
+}
+
+/** Every problem with a policy input, fields named without prefix (`max`, `deadline`); empty when valid. */
+export function policyProblems(input: BackoffPolicyInput | undefined, context: PolicyContext = {}): Problem[] {
+  return resolvePolicy(input, context).problems;
+}
+
+/** Shows a value as the user wrote it: strings quoted, NaN as NaN, dates in ISO 8601. */
+function shown(value: unknown): string {
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'an invalid Date' : value.toISOString();
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  return JSON.stringify(value) ?? String(value);
+}
+
+function resolvePolicy(input: BackoffPolicyInput | undefined, context: PolicyContext): { policy: BackoffPolicy; problems: Problem[] } {
+  const kind = context.kind ?? 'event';
+  const qos = context.qos ?? 1;
+  const now = context.now ?? Date.now();
+  const policy = defaultPolicy(kind, qos);
+  const problems: Problem[] = [];
+  const problem = (field: string, message: string) => problems.push({ field, message });
+  if (input === undefined || input === null) return { policy, problems };
+  if (typeof input !== 'object' || Array.isArray(input)) {
+    problem('(policy)', `must be an object of ${POLICY_FIELDS.join(', ')}, got ${shown(input)}`);
+    return { policy, problems };
+  }
+
+  const raw = input as Record<string, unknown>;
+  for (const key of Object.keys(raw)) {
+    if (!(POLICY_FIELDS as readonly string[]).includes(key)) problem(key, `is not a known field (known: ${POLICY_FIELDS.join(', ')})`);
+  }
+  const given = (field: (typeof POLICY_FIELDS)[number]) => raw[field] !== undefined;
+
+  const duration = (field: string, floor: 'above 0' | '0 or more'): number | undefined => {
+    const value = raw[field];
+    const n = parseDuration(value);
+    if (n === undefined) problem(field, `must be a duration in ms or a string such as "200ms", "5m", "7 days", got ${shown(value)}`);
+    else if (floor === 'above 0' ? n <= 0 : n < 0) problem(field, `must be ${floor}, got ${shown(value)}`);
+    else return n;
+    return undefined;
+  };
+
+  if (given('jitter')) {
+    if (JITTERS.includes(raw.jitter as Jitter)) policy.jitter = raw.jitter as Jitter;
+    else problem('jitter', `must be one of ${JITTERS.join(', ')}, got ${shown(raw.jitter)}`);
+  }
+  const initial = given('initial') ? duration('initial', 'above 0') : policy.initial;
+  const min = given('min') ? duration('min', '0 or more') : policy.min;
+  const max = given('max') ? duration('max', 'above 0') : policy.max;
+  if (initial !== undefined) policy.initial = initial;
+  if (min !== undefined) policy.min = min;
+  if (max !== undefined) policy.max = max;
+  if (given('maxAge')) {
+    if (raw.maxAge === null) policy.maxAge = null;
+    else policy.maxAge = duration('maxAge', 'above 0') ?? policy.maxAge;
+  }
+  if (given('multiplier')) {
+    const m = raw.multiplier;
+    if (typeof m === 'number' && Number.isFinite(m) && m >= 1) policy.multiplier = m;
+    else problem('multiplier', `must be a number ≥ 1 (1 keeps the window constant), got ${shown(m)}`);
+  }
+  if (given('maxAttempts')) {
+    const n = raw.maxAttempts;
+    if (typeof n === 'number' && Number.isInteger(n) && n >= 0) policy.maxAttempts = n;
+    else problem('maxAttempts', `must be a whole number ≥ 0 (0 = unlimited), got ${shown(n)}`);
+  }
+  if (given('deadline') && raw.deadline !== null) {
+    const d = raw.deadline;
+    const t = d instanceof Date ? d.getTime() : typeof d === 'number' ? d : typeof d === 'string' ? Date.parse(d) : NaN;
+    if (!Number.isFinite(t)) problem('deadline', `must be a date (ISO 8601 string, epoch ms or Date), got ${shown(d)}`);
+    else if (t <= now) problem('deadline', `is in the past: got ${shown(d)}, now is ${new Date(now).toISOString()}`);
+    else {
+      policy.deadline = t;
+      // a command response's own deadline replaces its 5 min default age bound
+      if (kind === 'command-response' && !given('maxAge')) policy.maxAge = null;
+    }
+  }
+
+  // inverted bounds, checked only between values that are themselves valid
+  if (min !== undefined && max !== undefined && min > max) {
+    problem('min', `must not exceed max, got ${formatDuration(min)} > ${formatDuration(max)}`);
+  }
+  if (initial !== undefined && max !== undefined && initial > max) {
+    problem('initial', `must not exceed max, got ${formatDuration(initial)} > ${formatDuration(max)}`);
+  }
+  if (kind === 'telemetry' && qos === 0 && policy.maxAttempts !== 1) {
+    problem('maxAttempts', `must be 1 for telemetry QoS 0, which is sent exactly once (use qos 1 for retries), got ${policy.maxAttempts}`);
+  }
+  return { policy, problems };
 }

@@ -30,12 +30,12 @@ export function testAddress(): string {
 }
 
 /** A client, a worker and a Redeliver API on a task queue of their own, on the suite's dev server. */
-export async function startHarness(): Promise<Harness> {
+export async function startHarness(address = testAddress()): Promise<Harness> {
   quietRuntime();
   const taskQueue = `test-${randomUUID()}`;
-  const connection = await Connection.connect({ address: testAddress() });
+  const connection = await Connection.connect({ address });
   const client = new Client({ connection });
-  const nativeConnection = await NativeConnection.connect({ address: testAddress() });
+  const nativeConnection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
     connection: nativeConnection,
     taskQueue,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DeliveryControlError } from '../../src/client';
+import { DeliveryControlError, Redeliver } from '../../src/client';
 import { startFlakyEndpoint, type FlakyEndpoint } from '../../src/demo/flaky-endpoint';
 import type { DeliveryInput } from '../../src/delivery/types';
 import { startHarness, type Harness } from '../support/temporal';
@@ -84,7 +84,7 @@ test('controls on a finished delivery say it has ended', async () => {
 });
 
 test('a long delivery continues as new, carrying its attempts, first attempt time and last error', async () => {
-  const redeliver = new (h.redeliver.constructor as typeof import('../../src/client').Redeliver)(h.client, { taskQueue: h.taskQueue, historyLimit: 20 });
+  const redeliver = new Redeliver(h.client, { taskQueue: h.taskQueue, historyLimit: 20 });
   const input = delivery('/long?fail=6&status=502', { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' });
   const handle = await redeliver.submit(input);
   const result = await handle.result();

@@ -14,6 +14,8 @@ afterAll(async () => {
   await endpoint?.close();
 });
 
+const durationMs = (d: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(d?.seconds ?? 0) * 1000 + Math.round((d?.nanos ?? 0) / 1e6);
+
 const base = () => ({ tenant: 'acme', device: `sensor-${randomUUID().slice(0, 8)}`, messageId: randomUUID(), payload: { t: 21.5 } });
 
 test('503, 503, then 202: delivered after 3 attempts, with waits inside the policy bounds', async () => {
@@ -27,12 +29,17 @@ test('503, 503, then 202: delivered after 3 attempts, with waits inside the poli
   const seen = endpoint.received.filter((r) => r.messageId === input.messageId);
   expect(seen.map((r) => r.status)).toEqual([503, 503, 202]);
   expect(seen.map((r) => r.attempt)).toEqual([1, 2, 3]);
-  // full jitter with the defaults: first wait in [200 ms, 200 ms], second in [200 ms, 400 ms] (+ scheduling slack)
-  const gaps = [seen[1]!.at - seen[0]!.at, seen[2]!.at - seen[1]!.at];
-  expect(gaps[0]).toBeGreaterThanOrEqual(190);
-  expect(gaps[1]).toBeGreaterThanOrEqual(190);
-  expect(gaps[0]).toBeLessThan(200 + 1500);
-  expect(gaps[1]).toBeLessThan(400 + 1500);
+  // the waits the workflow planned (its durable timers): full jitter with the defaults puts the first in
+  // [200 ms, 200 ms] (the floor) and the second in [200 ms, 400 ms]
+  const history = await handle.workflow.fetchHistory();
+  const timers = history.events!.filter((e) => e.timerStartedEventAttributes).map((e) => durationMs(e.timerStartedEventAttributes!.startToFireTimeout));
+  expect(timers).toHaveLength(2);
+  expect(timers[0]).toBe(200);
+  expect(timers[1]).toBeGreaterThanOrEqual(200);
+  expect(timers[1]).toBeLessThanOrEqual(400);
+  // and the receiver saw no attempt before its planned time
+  expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(timers[0]! - 10);
+  expect(seen[2]!.at - seen[1]!.at).toBeGreaterThanOrEqual(timers[1]! - 10);
 
   const status = await handle.status();
   expect(status).toMatchObject({ state: 'delivered', attempts: 3, nextAttemptAt: null, messageId: input.messageId });
@@ -59,6 +66,7 @@ test('every attempt carries the message id, and telemetry its QoS-Level', async 
   expect((await handle.result()).outcome).toBe('delivered');
   const [seen] = endpoint.received.filter((r) => r.messageId === input.messageId);
   expect(seen?.body).toBe('{"t":21.5}');
+  expect(seen?.headers).toMatchObject({ 'message-id': input.messageId, 'qos-level': '1', 'delivery-attempt': '1', 'content-type': 'application/json' });
 });
 
 test('duplicate submit returns the existing delivery: one workflow, one message', async () => {

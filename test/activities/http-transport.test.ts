@@ -1,0 +1,99 @@
+import { Agent, type Dispatcher } from 'undici';
+import { createHttpAgent, sendHttp, type HttpRequest } from '../../src/transports/http';
+import { RESET_AFTER_BYTES, startFaultServer, type FaultServer } from '../support/fault-server';
+import { freePort } from '../support/ports';
+
+// What undici 6 on Node 20 reports for each fault, as the transport hands it to classify.
+
+let server: FaultServer;
+let agent: Dispatcher;
+
+beforeAll(async () => {
+  server = await startFaultServer();
+  agent = createHttpAgent();
+});
+afterAll(async () => {
+  await agent?.destroy();
+  await server?.close();
+});
+
+const send = (url: string, timeoutMs = 5_000, dispatcher = agent, messageId = 'transport-test') =>
+  sendHttp({ url, method: 'POST', headers: { 'content-type': 'text/plain', 'message-id': messageId }, body: 'hello', timeoutMs } satisfies HttpRequest, dispatcher);
+
+/** An agent whose DNS lookups fail with `code`, as Node's resolver fails them. */
+function failingDns(code: string): Dispatcher {
+  return new Agent({
+    connect: {
+      lookup: (hostname: string, _options: unknown, callback: (err: Error) => void) =>
+        callback(Object.assign(new Error(`getaddrinfo ${code} ${hostname}`), { code, syscall: 'getaddrinfo', hostname })),
+    } as Agent.Options['connect'],
+  });
+}
+
+test('an answer is an HTTP outcome, with the start of an error body as its detail', async () => {
+  const long = 'x'.repeat(2_000);
+  const { outcome, durationMs } = await send(`${server.url}/status/503?retry-after=2&body=${long}`);
+  expect(outcome).toMatchObject({ kind: 'http', status: 503, headers: { 'retry-after': '2' }, detail: 'x'.repeat(512) });
+  expect(durationMs).toBeGreaterThan(0);
+  const ok = await send(`${server.url}/status/202?body=ok`);
+  expect(ok.outcome).not.toHaveProperty('detail');
+});
+
+test('a response closed (FIN) mid-body → network ECONNRESET (undici: UND_ERR_SOCKET)', async () => {
+  expect((await send(`${server.url}/cut`)).outcome).toEqual({ kind: 'network', code: 'ECONNRESET', message: 'other side closed' });
+});
+
+test('a response reset (RST) mid-body, while the client reads it → network ECONNRESET', async () => {
+  const { outcome } = await send(`${server.url}/reset`, 5_000, agent, 'transport-reset');
+  expect(outcome).toMatchObject({ kind: 'network', code: 'ECONNRESET' });
+  // with body bytes still buffered when the RST lands, undici reports the close, not the reset
+  expect(['other side closed', 'read ECONNRESET']).toContain((outcome as { message: string }).message);
+  expect(server.flushedBeforeReset.get('transport-reset')).toBeGreaterThanOrEqual(RESET_AFTER_BYTES);
+});
+
+test('a connection reset (RST) before any response → network ECONNRESET', async () => {
+  expect((await send(`${server.url}/reset-early`)).outcome).toEqual({ kind: 'network', code: 'ECONNRESET', message: 'read ECONNRESET' });
+});
+
+test.each([
+  ['no response headers', '/hang'],
+  ['a body that stalls after a 202', '/stall'],
+])('%s → timeout after the attempt timeout', async (_, route) => {
+  const { outcome, durationMs } = await send(`${server.url}${route}`, 300);
+  expect(outcome).toEqual({ kind: 'timeout', afterMs: 300 });
+  expect(durationMs).toBeGreaterThanOrEqual(295);
+});
+
+test('connection refused → ECONNREFUSED', async () => {
+  const port = await freePort();
+  expect((await send(`http://127.0.0.1:${port}/`)).outcome).toEqual({ kind: 'network', code: 'ECONNREFUSED', message: `connect ECONNREFUSED 127.0.0.1:${port}` });
+});
+
+test('an answer that is not HTTP → EPROTO (undici: HPE_INVALID_CONSTANT)', async () => {
+  expect((await send(`${server.url}/garbage`)).outcome).toMatchObject({ kind: 'network', code: 'EPROTO' });
+});
+
+test('TLS: a self-signed certificate, and https:// to a plain HTTP port', async () => {
+  expect((await send(`${server.tlsUrl}/status/202`)).outcome).toEqual({ kind: 'tls', code: 'DEPTH_ZERO_SELF_SIGNED_CERT', message: 'self-signed certificate' });
+  expect((await send(`${server.url.replace('http:', 'https:')}/status/202`)).outcome).toMatchObject({ kind: 'tls', code: 'ERR_SSL_WRONG_VERSION_NUMBER' });
+});
+
+test.each(['EAI_AGAIN', 'ENOTFOUND'])('DNS failure %s is passed on as is', async (code) => {
+  const dns = failingDns(code);
+  try {
+    expect((await send('http://sensor-gateway.example/telemetry', 5_000, dns)).outcome).toEqual({
+      kind: 'network',
+      code,
+      message: `getaddrinfo ${code} sensor-gateway.example`,
+    });
+  } finally {
+    await dns.destroy();
+  }
+});
+
+test.each([
+  ['not a URL', 'not a url'],
+  ['a scheme other than http(s)', 'ftp://127.0.0.1/x'],
+])('%s → invalid target', async (_, url) => {
+  expect((await send(url)).outcome).toMatchObject({ kind: 'invalid-target' });
+});
