@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Runs before `npm start` and `npm test`: installs what each of the README's two commands needs on a
 // fresh machine, so that each does all of its own set-up.
-//   - the npm dependencies (`npm ci`), on a fresh clone or after package-lock.json changed;
+//   - the npm dependencies, on a fresh clone or after package-lock.json changed: `npm install`, which
+//     keeps to the lock file; not `npm ci`, which refuses a lock without the platform packages of
+//     @swc/core for other systems, and registries that serve only this platform leave those out;
 //   - with `--system a,b`: Debian packages whose programs the tests drive for real (chromium for the UI
 //     test, mosquitto for the MQTT tests), with apt-get when they are missing.
 // The Temporal CLI is installed by the code that starts it (src/dev/temporal-cli.ts).
@@ -15,10 +17,10 @@ const lock = path.join(root, 'package-lock.json');
 const installed = path.join(root, 'node_modules', '.package-lock.json');
 
 if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtimeMs) {
-  console.error('installing npm dependencies (npm ci) ...');
+  console.error('installing npm dependencies (npm install, as locked) ...');
   const npm = process.env.npm_execpath;
   const [cmd, args] = npm ? [process.execPath, [npm]] : ['npm', []];
-  execFileSync(cmd, [...args, 'ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
+  execFileSync(cmd, [...args, 'install', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
 }
 
 /** Debian package → the program the project runs from it. */
