@@ -10,6 +10,11 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { InvalidInputError } from './errors';
+import { ConfigError } from './config/errors';
+import { clientSettingsFromEnv, DEFAULT_TASK_QUEUE } from './config/settings';
+import { encryptingDataConverter } from './encryption/data-converter';
+import type { KeyRing } from './encryption/keys';
+import { clientTracingInterceptor } from './telemetry/tracing';
 import { validateDelivery, type ValidateOptions } from './delivery/validate';
 import { deliveryDetails, deliverySummary } from './delivery/summary';
 import type { Delivery, DeliveryInput, DeliveryResult, DeliveryStatus } from './delivery/types';
@@ -29,7 +34,7 @@ import {
 } from './workflows/definitions';
 import type { deliveryWorkflow } from './workflows/delivery';
 
-export const DEFAULT_TASK_QUEUE = 'redeliver';
+export { DEFAULT_TASK_QUEUE };
 
 export interface RedeliverOptions extends ValidateOptions {
   /** Task queue the workers poll. Default `redeliver`. */
@@ -42,6 +47,13 @@ export interface RedeliverOptions extends ValidateOptions {
 export interface ConnectOptions extends RedeliverOptions {
   /** host:port of the Temporal frontend. Default $TEMPORAL_ADDRESS or localhost:7233. */
   address?: string;
+  /** Payload encryption keys; `null` for none. Default $REDELIVER_ENCRYPTION_KEYS(_FILE), else none. */
+  encryptionKeys?: KeyRing | null;
+  /**
+   * Start an OpenTelemetry span for each call and carry its context into the delivery's workflow, with the
+   * tracer provider the application registered. Default: when $OTEL_TRACES_EXPORTER is set and not `none`.
+   */
+  tracing?: boolean;
 }
 
 /** The producer's API: submit deliveries, read their status, await their outcome. */
@@ -53,14 +65,35 @@ export class Redeliver {
     private readonly options: RedeliverOptions = {},
   ) {
     this.taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+    // with keys configured, a client without them would store message bodies in plain text
+    const keysConfigured = !!(process.env.REDELIVER_ENCRYPTION_KEYS?.trim() || process.env.REDELIVER_ENCRYPTION_KEYS_FILE?.trim());
+    if (keysConfigured && client.options.loadedDataConverter.payloadCodecs.length === 0) {
+      throw new ConfigError([
+        { variable: 'REDELIVER_ENCRYPTION_KEYS', message: 'is set, but this Client has no payload codec: create it with `dataConverter: encryptingDataConverter(keys)`, or use Redeliver.connect()' },
+      ]);
+    }
   }
 
-  /** Connects to Temporal (TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE, or the options). */
+  /**
+   * Connects to Temporal as the environment says, by Temporal's conventions (TEMPORAL_ADDRESS,
+   * TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, a TOML profile: docs/deploying.md), with
+   * payload encryption when keys are configured; options win over the environment. A bad variable is
+   * refused with a ConfigError that names it.
+   */
   static async connect(options: ConnectOptions = {}): Promise<Redeliver> {
-    const address = options.address ?? process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
-    const namespace = options.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default';
-    const connection = await Connection.connect({ address });
-    return new Redeliver(new Client({ connection, namespace }), { ...options, namespace });
+    const settings = clientSettingsFromEnv(process.env);
+    const namespace = options.namespace ?? settings.temporal.namespace;
+    const keys = options.encryptionKeys === undefined ? settings.encryptionKeys : (options.encryptionKeys ?? undefined);
+    const exporter = process.env.OTEL_TRACES_EXPORTER?.trim();
+    const tracing = options.tracing ?? (!!exporter && exporter !== 'none');
+    const connection = await Connection.connect({ ...settings.temporal.connectionOptions, ...(options.address && { address: options.address }) });
+    const client = new Client({
+      connection,
+      namespace,
+      ...(keys && { dataConverter: encryptingDataConverter(keys) }),
+      ...(tracing && { interceptors: { workflow: [clientTracingInterceptor()] } }),
+    });
+    return new Redeliver(client, { ...options, namespace });
   }
 
   /** Closes the connection made by `connect`. */

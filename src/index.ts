@@ -1,9 +1,21 @@
 /** The public library API of redeliver. */
 export { Redeliver, DeliveryHandle, DeliveryControlError, DEFAULT_TASK_QUEUE, type ConnectOptions, type RedeliverOptions } from './client';
-export { createWorker, type RedeliverWorkerOptions } from './worker';
+export { createWorker, runWorker, installRuntime, type RedeliverWorkerOptions } from './worker';
+export { ConfigError, ENVIRONMENT, clientSettingsFromEnv, workerSettingsFromEnv, type ConfigProblem, type ClientSettings, type WorkerSettings } from './config';
+export { AesGcmPayloadCodec, encryptingDataConverter, parseKeyRing, startCodecServer, type KeyRing, type CodecServer, type CodecServerOptions } from './encryption';
+export { AddressGuard, BlockedAddressError, rangeOf, type RangeName } from './transports/address-guard';
+export { createTracing, type Tracing } from './telemetry/tracing';
+export { buildWorkflowBundle } from './bundle';
 export { createActivities, type Activities } from './activities';
 export { InvalidInputError, type Problem } from './errors';
 export * from './delivery';
 export * from './policy';
 export * from './classify';
 export { SEARCH_ATTRIBUTES, statusQuery, retryNowUpdate, pauseUpdate, resumeUpdate } from './workflows/definitions';
+export { Subscriptions, SubscriptionHandle, subscriptionIdFrom, type SubscriptionsOptions, type SubscriptionSummary } from './subscriptions';
+export * from './subscription/types';
+export { validateSubscription, DEFAULT_COMMAND_TOPIC, DEFAULT_COMMAND_MAX_AGE_MS } from './subscription/validate';
+export { DEFAULT_DOWNTIME_THRESHOLD_MS } from './subscription/downtime';
+export { subscriptionStatusQuery, stopSubscriptionUpdate } from './workflows/definitions';
+export { MqttPool, createMqttPool, type MqttPoolOptions } from './transports/mqtt';
+export { credentialsFromEnvironment, credentialEnvName, CREDENTIAL_ENV_PREFIX, CREDENTIALS_FILE_ENV, type MqttCredential, type CredentialResolver } from './transports/mqtt-credentials';

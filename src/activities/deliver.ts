@@ -1,8 +1,10 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { Dispatcher } from 'undici';
 import { classify, FAILURE_TYPES, type Classification } from '../classify';
-import type { Delivery } from '../delivery/types';
+import { mqttQos } from '../delivery/summary';
+import { isMqttTarget, type Delivery, type MqttTarget } from '../delivery/types';
 import { sendHttp } from '../transports/http';
+import { createMqttPool, type MqttPool, type MqttPublish } from '../transports/mqtt';
 
 /** What a successful attempt returns to the workflow. */
 export interface AttemptSuccess {
@@ -19,7 +21,7 @@ export interface AttemptFailureDetails extends Classification {
 /** The headers every attempt carries: the stable message id lets a receiver deduplicate retries. */
 export function deliveryHeaders(delivery: Delivery, attempt: number): Record<string, string> {
   const headers: Record<string, string> = {
-    ...delivery.target.headers,
+    ...(isMqttTarget(delivery.target) ? {} : delivery.target.headers),
     'content-type': delivery.contentType,
     'message-id': delivery.messageId,
     'delivery-attempt': String(attempt),
@@ -29,21 +31,50 @@ export function deliveryHeaders(delivery: Delivery, attempt: number): Record<str
   return headers;
 }
 
-export function createDeliverActivities(deps: { http: Dispatcher; now?: () => number }) {
+/**
+ * One MQTT attempt of a delivery. The stable message id and the attempt number travel as MQTT 5 user
+ * properties (`message-id`, `delivery-attempt`), as the HTTP headers of the same names do.
+ */
+export function mqttPublishOf(delivery: Delivery, target: MqttTarget, attempt: number, signal?: AbortSignal): MqttPublish {
+  return {
+    url: target.url,
+    protocolVersion: target.protocolVersion,
+    credential: target.credential,
+    tls: target.tls,
+    topic: target.topic,
+    payload: delivery.body,
+    qos: mqttQos(delivery),
+    timeoutMs: target.timeout,
+    userProperties: { 'message-id': delivery.messageId, 'delivery-attempt': String(attempt) },
+    contentType: delivery.contentType,
+    ...(signal && { signal }),
+  };
+}
+
+export function createDeliverActivities(deps: { http: Dispatcher; mqtt?: MqttPool; now?: () => number }) {
   const now = deps.now ?? Date.now;
+  // made on first use when the worker passed none: a worker that never sees an MQTT target opens nothing
+  let pool = deps.mqtt;
+  const mqtt = () => (pool ??= createMqttPool());
   return {
     /** One attempt: send, classify, and turn a failure into an ApplicationFailure of its class. */
     async sendAttempt(delivery: Delivery, attempt: number): Promise<AttemptSuccess> {
-      const { outcome, durationMs } = await sendHttp(
-        {
-          url: delivery.target.url,
-          method: delivery.target.method,
-          headers: deliveryHeaders(delivery, attempt),
-          body: delivery.body,
-          timeoutMs: delivery.target.timeout,
-        },
-        deps.http,
-      );
+      const cancelled = cancellationSignal();
+      const target = delivery.target;
+      const { outcome, durationMs } = isMqttTarget(target)
+        ? await mqtt().publish(mqttPublishOf(delivery, target, attempt, cancelled))
+        : await sendHttp(
+            {
+              url: target.url,
+              method: target.method,
+              headers: deliveryHeaders(delivery, attempt),
+              body: delivery.body,
+              timeoutMs: target.timeout,
+              ...(cancelled && { signal: cancelled }),
+            },
+            deps.http,
+          );
+      if (cancelled?.aborted) throw handedBack(cancelled.reason, durationMs);
       const c = classify(outcome, delivery.overrides, now());
       if (c.class === 'success') return { code: c.code, reason: c.reason, durationMs };
       const details: AttemptFailureDetails = { ...c, durationMs };
@@ -55,4 +86,30 @@ export function createDeliverActivities(deps: { http: Dispatcher; now?: () => nu
       });
     },
   };
+}
+
+/** The activity's cancellation signal; none outside an activity (direct calls in tests). */
+function cancellationSignal(): AbortSignal | undefined {
+  try {
+    return Context.current().cancellationSignal;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A worker shutting down lets attempts finish within its grace time, then cancels the rest: the attempt
+ * is handed back as a retryable failure, so the workflow retries it on another worker right after its
+ * backoff instead of waiting for the attempt to time out. Any other cancellation stays a cancellation.
+ */
+function handedBack(reason: unknown, durationMs: number): Error {
+  if (!(reason instanceof CancelledFailure) || reason.message !== 'WORKER_SHUTDOWN') return reason instanceof Error ? reason : new CancelledFailure(String(reason));
+  const details: AttemptFailureDetails = {
+    class: 'connection',
+    retryable: true,
+    code: 'worker-shutdown',
+    reason: 'the worker shut down during the attempt and handed it back; the message may have arrived, and is resent with its message id',
+    durationMs,
+  };
+  return ApplicationFailure.create({ type: FAILURE_TYPES.connection, message: details.reason, details: [details] });
 }

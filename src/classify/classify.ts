@@ -4,7 +4,7 @@ import type { Classification, ClassOverrides, ErrorClass, TransportOutcome, Verd
 
 /** Every code `classify` can return; delivery validation accepts override keys of this shape only. */
 export const STABLE_CODE =
-  /^(http-\d{3}|mqtt-0x[0-9a-f]{2}|mqtt3-connack-0x[0-9a-f]{2}|mqtt-no-puback|mqtt-closed|net-[A-Z0-9_]+|tls-[A-Z0-9_]+|timeout|invalid-target)$/;
+  /^(http-\d{3}|mqtt-0x[0-9a-f]{2}|mqtt3-connack-0x[0-9a-f]{2}|mqtt-sent|mqtt-no-puback|mqtt-closed|net-[A-Z0-9_]+|tls-[A-Z0-9_]+|timeout|invalid-target|ssrf-blocked)$/;
 
 /**
  * One stable Temporal failure type per class, so operators can filter and the workflow can decide.
@@ -76,8 +76,9 @@ function match(outcome: TransportOutcome, now: number): Match {
     case 'mqtt5': {
       const hex = hex2(outcome.reasonCode);
       const packet = outcome.packet.toUpperCase();
-      // below 0x80 is success, but only a PUBACK acknowledges the message: elsewhere the attempt just ended
-      if (outcome.reasonCode < 0x80 && outcome.packet !== 'puback') return { code: 'mqtt-closed', row: row('mqtt-closed'), notes: [`${packet} ${hex}`] };
+      // below 0x80 is success, but only a PUBACK acknowledges a message (and a SUBACK a subscription):
+      // elsewhere the attempt just ended
+      if (outcome.reasonCode < 0x80 && outcome.packet !== 'puback' && outcome.packet !== 'suback') return { code: 'mqtt-closed', row: row('mqtt-closed'), notes: [`${packet} ${hex}`] };
       const code = `mqtt-${hex}`;
       const family = outcome.reasonCode < 0x80 ? MQTT5_FAMILY_WHEN.success : MQTT5_FAMILY_WHEN.failure;
       return {
@@ -91,6 +92,8 @@ function match(outcome: TransportOutcome, now: number): Match {
       const code = `mqtt3-connack-${hex2(outcome.returnCode)}`;
       return { code, row: ROWS.get(key(code)) ?? row(FAMILY.mqtt3Connack), vars: { code: hex2(outcome.returnCode) } };
     }
+    case 'mqtt-sent':
+      return { code: 'mqtt-sent', row: row('mqtt-sent') };
     case 'mqtt-no-puback':
       return { code: 'mqtt-no-puback', row: row('mqtt-no-puback'), vars: { timeout: String(outcome.afterMs) } };
     case 'mqtt-closed':
@@ -107,6 +110,13 @@ function match(outcome: TransportOutcome, now: number): Match {
       return { code: 'timeout', row: row('timeout'), vars: { timeout: String(outcome.afterMs) } };
     case 'invalid-target':
       return { code: 'invalid-target', row: row('invalid-target'), notes: [said('', outcome.message)] };
+    case 'blocked-address':
+      return {
+        code: 'ssrf-blocked',
+        row: row('ssrf-blocked'),
+        vars: { address: outcome.address, range: outcome.range, description: outcome.description },
+        notes: [outcome.host === outcome.address ? undefined : said('', `${outcome.host} resolves to it`)],
+      };
   }
 }
 

@@ -35,6 +35,8 @@ const NO_RETRY = 'an unchanged retry cannot succeed';
 const BACKOFF = 'retried with backoff';
 const RESEND = 'reconnected and resent';
 const ALL: readonly Mqtt5Packet[] = ['connack', 'puback', 'disconnect'];
+/** The failure codes a SUBACK may carry as well (MQTT 5.0 §3.9.3). */
+const WITH_SUBACK: readonly Mqtt5Packet[] = [...ALL, 'suback'];
 const CONNACK_DISCONNECT: readonly Mqtt5Packet[] = ['connack', 'disconnect'];
 
 const http = (status: number, cls: Verdict, name: string, meaning: string, consequence: string): ClassificationRow => ({
@@ -96,14 +98,14 @@ export const CLASSIFICATION_TABLE: readonly ClassificationRow[] = [
   // MQTT 5 reason codes (MQTT 5.0 §2.4; Hono: MQTT adapter user guide, resource limit checks)
   mqtt5('0x00', ['puback'], 'success', 'Success', 'the broker accepted the QoS 1 message.', 'the broker accepted the message'),
   mqtt5('0x10', ['puback'], 'success', 'No matching subscribers', 'accepted, though nobody subscribes to the topic now.', 'the broker accepted the message, though no one subscribes to its topic'),
-  mqtt5('0x80', ALL, 'server', 'Unspecified error', 'the broker does not say why.', `the broker failed without saying why; ${BACKOFF}`),
+  mqtt5('0x80', WITH_SUBACK, 'server', 'Unspecified error', 'the broker does not say why.', `the broker failed without saying why; ${BACKOFF}`),
   mqtt5('0x81', CONNACK_DISCONNECT, 'client', 'Malformed Packet', 'the broker could not parse the packet.', `the broker could not parse the packet; ${NO_RETRY}`),
   mqtt5('0x82', CONNACK_DISCONNECT, 'client', 'Protocol Error', 'an unexpected or out-of-order packet.', `the broker saw a protocol violation; ${NO_RETRY}`),
-  mqtt5('0x83', ALL, 'server', 'Implementation specific error', 'valid, but the broker does not take it, for a reason of its own.', `the broker did not take the message, for a reason of its own; ${BACKOFF}`),
+  mqtt5('0x83', WITH_SUBACK, 'server', 'Implementation specific error', 'valid, but the broker does not take it, for a reason of its own.', `the broker did not take the message, for a reason of its own; ${BACKOFF}`),
   mqtt5('0x84', ['connack'], 'client', 'Unsupported Protocol Version', 'the broker does not speak MQTT 5.', `the broker does not speak MQTT 5; use MQTT 3.1.1 for this target`),
   mqtt5('0x85', ['connack'], 'client', 'Client Identifier not valid', 'the broker does not allow this client id.', `the broker does not allow this client id; ${NO_RETRY}`),
   mqtt5('0x86', ['connack'], 'client', 'Bad User Name or Password', 'Hono: unknown or disabled device, or wrong credentials.', `the broker does not accept the credentials; ${NO_RETRY}`),
-  mqtt5('0x87', ALL, 'client', 'Not authorized', 'Hono: e.g. the tenant may not use the adapter.', `the broker does not allow this client to connect or publish here; ${NO_RETRY}`),
+  mqtt5('0x87', WITH_SUBACK, 'client', 'Not authorized', 'Hono: e.g. the tenant may not use the adapter.', `the broker does not allow this client to connect, publish or subscribe here; ${NO_RETRY}`),
   mqtt5('0x88', ['connack'], 'server', 'Server unavailable', 'Hono: a service the adapter depends on is unavailable.', `the broker is unavailable; ${BACKOFF}`),
   mqtt5('0x89', CONNACK_DISCONNECT, 'server', 'Server busy', 'try again later.', `the broker is busy; ${BACKOFF}`),
   mqtt5('0x8a', ['connack'], 'client', 'Banned', 'by administrative action.', `the broker has banned this client; ${NO_RETRY}`),
@@ -111,25 +113,25 @@ export const CLASSIFICATION_TABLE: readonly ClassificationRow[] = [
   mqtt5('0x8c', CONNACK_DISCONNECT, 'client', 'Bad authentication method', 'the broker does not support it.', `the broker does not support the authentication method; ${NO_RETRY}`),
   mqtt5('0x8d', ['disconnect'], 'connection', 'Keep Alive timeout', 'the broker heard nothing for 1.5 keep-alive periods.', `the broker timed the connection out; ${RESEND}`),
   mqtt5('0x8e', ['disconnect'], 'connection', 'Session taken over', 'another connection with the same client id connected.', `another connection took the session over; ${RESEND}`),
-  mqtt5('0x8f', ['disconnect'], 'client', 'Topic Filter invalid', 'well-formed, but not accepted.', `the broker does not accept the topic filter; ${NO_RETRY}`),
+  mqtt5('0x8f', ['suback', 'disconnect'], 'client', 'Topic Filter invalid', 'well-formed, but not accepted.', `the broker does not accept the topic filter; ${NO_RETRY}`),
   mqtt5('0x90', ALL, 'client', 'Topic Name invalid', 'well-formed, but not accepted.', `the broker does not accept the topic; ${NO_RETRY}`),
-  mqtt5('0x91', ['puback'], 'connection', 'Packet Identifier in use', 'client and broker disagree about the session state.', `the session state is out of step; ${RESEND} on a fresh session`),
+  mqtt5('0x91', ['puback', 'suback'], 'connection', 'Packet Identifier in use', 'client and broker disagree about the session state.', `the session state is out of step; ${RESEND} on a fresh session`),
   mqtt5('0x93', ['disconnect'], 'connection', 'Receive Maximum exceeded', 'more unacknowledged messages in flight than the broker allows.', `too many messages were in flight; ${RESEND}`),
   mqtt5('0x94', ['disconnect'], 'connection', 'Topic Alias invalid', 'the broker does not know the topic alias.', `the topic alias was not valid; ${RESEND}`),
   mqtt5('0x95', CONNACK_DISCONNECT, 'client', 'Packet too large', 'over the maximum packet size.', `the message is bigger than the broker accepts; ${NO_RETRY}`),
   mqtt5('0x96', ['disconnect'], 'well-known', 'Message rate too high', 'the broker wants fewer messages per second.', `the broker wants fewer messages per second; ${BACKOFF}`),
-  mqtt5('0x97', ALL, 'well-known', 'Quota exceeded', "Hono: the tenant's connection, connection-time or message limit is reached.", `a quota is used up; ${BACKOFF} until it frees up`),
+  mqtt5('0x97', WITH_SUBACK, 'well-known', 'Quota exceeded', "Hono: the tenant's connection, connection-time or message limit is reached.", `a quota is used up; ${BACKOFF} until it frees up`),
   mqtt5('0x98', ['disconnect'], 'connection', 'Administrative action', 'an administrator disconnected the client.', `an administrator disconnected the client; ${RESEND}`),
   mqtt5('0x99', ALL, 'client', 'Payload format invalid', 'the payload does not match its format indicator.', `the payload does not match its declared format; ${NO_RETRY}`),
   mqtt5('0x9a', CONNACK_DISCONNECT, 'client', 'Retain not supported', 'the broker does not retain messages.', `the broker does not support retained messages; ${NO_RETRY}`),
   mqtt5('0x9b', CONNACK_DISCONNECT, 'client', 'QoS not supported', 'the broker does not support this QoS.', `the broker does not support this QoS; ${NO_RETRY}`),
   mqtt5('0x9c', CONNACK_DISCONNECT, 'well-known', 'Use another server', 'for now, the one in the Server Reference. Hono: the adapter instance has reached its connection limit.', `the broker sends the client elsewhere for now; ${BACKOFF}`),
   mqtt5('0x9d', CONNACK_DISCONNECT, 'well-known', 'Server moved', 'for good, to the one in the Server Reference.', `the broker has moved; ${BACKOFF} until the target is updated`),
-  mqtt5('0x9e', ['disconnect'], 'client', 'Shared Subscriptions not supported', 'a subscription feature the broker lacks.', `the broker lacks shared subscriptions; ${NO_RETRY}`),
+  mqtt5('0x9e', ['suback', 'disconnect'], 'client', 'Shared Subscriptions not supported', 'a subscription feature the broker lacks.', `the broker lacks shared subscriptions; ${NO_RETRY}`),
   mqtt5('0x9f', CONNACK_DISCONNECT, 'well-known', 'Connection rate exceeded', 'the client connects too often.', `the client connects too often; ${BACKOFF}`),
   mqtt5('0xa0', ['disconnect'], 'connection', 'Maximum connect time', 'the broker ends long connections.', `the connection reached its maximum time; ${RESEND}`),
-  mqtt5('0xa1', ['disconnect'], 'client', 'Subscription Identifiers not supported', 'a subscription feature the broker lacks.', `the broker lacks subscription identifiers; ${NO_RETRY}`),
-  mqtt5('0xa2', ['disconnect'], 'client', 'Wildcard Subscriptions not supported', 'a subscription feature the broker lacks.', `the broker lacks wildcard subscriptions; ${NO_RETRY}`),
+  mqtt5('0xa1', ['suback', 'disconnect'], 'client', 'Subscription Identifiers not supported', 'a subscription feature the broker lacks.', `the broker lacks subscription identifiers; ${NO_RETRY}`),
+  mqtt5('0xa2', ['suback', 'disconnect'], 'client', 'Wildcard Subscriptions not supported', 'a subscription feature the broker lacks.', `the broker lacks wildcard subscriptions; ${NO_RETRY}`),
   { code: FAMILY.mqtt5, when: MQTT5_FAMILY_WHEN.success, class: 'success', meaning: 'MQTT 5: a reason code below 0x80 means success.', reason: 'MQTT PUBACK {code}: the broker accepted the message' },
   { code: FAMILY.mqtt5, when: MQTT5_FAMILY_WHEN.failure, class: 'server', meaning: 'MQTT 5: a reason code from 0x80 is a failure; without a row of its own, a generic one.', reason: `MQTT {packet} {code}: the broker refused, with a code redeliver does not know; ${BACKOFF}` },
 
@@ -147,6 +149,12 @@ export const CLASSIFICATION_TABLE: readonly ClassificationRow[] = [
   { code: FAMILY.mqtt3Connack, class: 'server', meaning: 'A return code MQTT 3.1.1 reserves.', reason: `MQTT CONNACK {code}: the broker refused the connection with a code redeliver does not know; ${BACKOFF}` },
 
   // MQTT, either version
+  {
+    code: 'mqtt-sent',
+    class: 'success',
+    meaning: 'QoS 0: the PUBLISH was written to an open connection. MQTT acknowledges nothing at QoS 0, so this is all a sender can know.',
+    reason: 'the message was sent at QoS 0, which MQTT does not acknowledge',
+  },
   {
     code: 'mqtt-no-puback',
     class: 'connection',
@@ -190,4 +198,11 @@ export const CLASSIFICATION_TABLE: readonly ClassificationRow[] = [
     reason: 'no response within the attempt timeout of {timeout} ms; the message may have arrived, and is resent with its message id',
   },
   { code: 'invalid-target', class: 'client', meaning: 'The target URL is invalid or its scheme not supported (submit refuses most such targets already).', reason: `the target cannot be sent to; ${NO_RETRY}` },
+  {
+    code: 'ssrf-blocked',
+    class: 'client',
+    meaning:
+      "The SSRF guard refused the address the worker was about to connect to: loopback, private, link-local, CGNAT, multicast, cloud metadata or reserved, IPv4 or IPv6, checked on the resolved address of every connection (so DNS rebinding does not pass). The worker's `REDELIVER_ALLOW_ADDRESSES` opens ranges.",
+    reason: 'the target\'s address {address} is {description} ({range}); the SSRF guard refuses it and nothing was sent. If the endpoint is trusted, allow the range in REDELIVER_ALLOW_ADDRESSES',
+  },
 ];

@@ -4,8 +4,8 @@ export type ErrorClass = 'client' | 'well-known' | 'server' | 'connection';
 /** A class, or success (an override may turn a code into success, e.g. 409 → delivered). */
 export type Verdict = ErrorClass | 'success';
 
-/** The MQTT 5 packets a server ends a publish attempt with. */
-export type Mqtt5Packet = 'connack' | 'puback' | 'disconnect';
+/** The MQTT 5 packets a server ends a publish (or, SUBACK, a subscribe) attempt with. */
+export type Mqtt5Packet = 'connack' | 'puback' | 'disconnect' | 'suback';
 
 /** What a transport saw on one attempt. */
 export type TransportOutcome =
@@ -15,6 +15,8 @@ export type TransportOutcome =
   | { kind: 'mqtt5'; packet: Mqtt5Packet; reasonCode: number; reasonString?: string; serverReference?: string }
   /** An MQTT 3.1.1 CONNACK refusing the connection (return codes 1–5). */
   | { kind: 'mqtt3-connack'; returnCode: number }
+  /** Published at QoS 0: written to an open connection, which is all MQTT promises at QoS 0 (no acknowledgement). */
+  | { kind: 'mqtt-sent' }
   /** Connected and published at QoS 1, but no PUBACK came within the attempt timeout. */
   | { kind: 'mqtt-no-puback'; afterMs: number }
   /** The broker closed the connection before acknowledging, without a reason code (MQTT 3.1.1's only error signal). */
@@ -28,7 +30,9 @@ export type TransportOutcome =
   /** The TLS handshake failed: an OpenSSL or Node code (DEPTH_ZERO_SELF_SIGNED_CERT, ERR_TLS_CERT_ALTNAME_INVALID, …). */
   | { kind: 'tls'; code: string; message?: string }
   /** The target cannot be sent to at all (an invalid URL, an unsupported scheme). */
-  | { kind: 'invalid-target'; message: string };
+  | { kind: 'invalid-target'; message: string }
+  /** The SSRF guard refused the address the target resolved to: `range` names it, `description` says it in words. */
+  | { kind: 'blocked-address'; host: string; address: string; range: string; description: string };
 
 export interface Classification {
   class: Verdict;

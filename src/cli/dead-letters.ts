@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { DEAD_LETTER_STATES } from '../delivery/filter';
+import { targetInWords } from '../delivery/summary';
 import type { DeliverySummary } from '../client';
 import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
 import { filterFromFlags, withFilterFlags, type FilterFlags } from './filter-flags';
@@ -53,7 +54,7 @@ export function registerDeadLetters(program: Command): void {
             result.lastError ? `  last error  ${result.lastError.class} ${result.lastError.code}: ${result.lastError.reason}` : '',
             `  first       ${result.firstAttemptAt ?? '-'}`,
             `  last        ${result.lastAttemptAt ?? '-'}`,
-            result.message ? `  target      ${result.message.target.method} ${result.message.target.url}` : '',
+            result.message ? `  target      ${targetInWords(result.message.target)}` : '',
             result.message ? `  message     ${result.message.contentType}: ${result.message.body.slice(0, 500)}` : '',
           ].filter(Boolean).join('\n'),
         );

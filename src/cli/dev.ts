@@ -4,7 +4,10 @@ import { Redeliver } from '../client';
 import { startDevServer } from '../dev/dev-server';
 import { projectRoot } from '../dev/temporal-cli';
 import { runDemo } from '../demo/demo';
-import { createWorker, installRuntime } from '../worker';
+import { workerSettingsFromEnv } from '../config/settings';
+import { AesGcmPayloadCodec } from '../encryption/codec';
+import { startCodecServer, type CodecServer } from '../encryption/codec-server';
+import { createWorker, installRuntime, runWorker } from '../worker';
 
 interface DevFlags {
   port: string;
@@ -13,6 +16,7 @@ interface DevFlags {
   worker: boolean;
   demo?: boolean;
   once?: boolean;
+  codecPort?: string;
 }
 
 export function registerDev(program: Command): void {
@@ -25,17 +29,31 @@ export function registerDev(program: Command): void {
     .option('--no-worker', 'run the server alone')
     .option('--demo', 'also deliver a handful of demo messages to a flaky local endpoint')
     .option('--once', 'with --demo: stop when every demo delivery has ended')
+    .option('--codec-port <port>', 'with REDELIVER_ENCRYPTION_KEYS set: port of the codec server the UI decrypts payloads with (default UI port + 1)')
     .addHelpText('after', '\nExamples:\n  $ redeliver dev --demo\n  $ redeliver dev --port 7300 --ui-port 8300 --db /tmp/redeliver.db --no-worker')
     .action(async (flags: DevFlags) => {
       const port = portNumber('--port', flags.port);
       const uiPort = portNumber('--ui-port', flags.uiPort);
       const say = (line: string) => process.stdout.write(`${line}\n`);
+      const settings = workerSettingsFromEnv();
+      // with encryption on, the UI decrypts through a codec server of the same keys
+      let codec: CodecServer | undefined;
+      if (settings.encryptionKeys) {
+        const codecPort = flags.codecPort === undefined ? uiPort + 1 : portNumber('--codec-port', flags.codecPort);
+        codec = await startCodecServer({
+          codec: new AesGcmPayloadCodec(settings.encryptionKeys),
+          port: codecPort,
+          corsOrigins: [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`],
+        });
+        say(`payloads encrypted with key ${settings.encryptionKeys.current.id}; the UI decrypts them through the codec server at ${codec.url}`);
+      }
       const server = await startDevServer({
         port,
         uiPort,
         dbFile: flags.db,
         logFile: path.join(path.dirname(path.resolve(flags.db)), 'dev-server.log'),
         log: say,
+        ...(codec && { uiCodecEndpoint: `http://localhost:${new URL(codec.url).port}` }),
       });
       const ui = `http://localhost:${uiPort}/namespaces/default/workflows`;
       say(`Temporal dev server at ${server.address} (state in ${flags.db})`);
@@ -50,9 +68,10 @@ export function registerDev(program: Command): void {
           return;
         }
         installRuntime();
-        const worker = await createWorker({ address: server.address });
-        say(`worker polling task queue "${worker.options.taskQueue}"`);
-        const running = worker.run();
+        // the demo endpoint and anything you try locally live on loopback, which the SSRF guard refuses by default
+        const worker = await createWorker({ address: server.address, allowAddresses: ['loopback', ...settings.allowAddresses.entries] });
+        say(`worker polling task queue "${worker.options.taskQueue}" (SSRF guard: loopback allowed for local endpoints)`);
+        const running = runWorker(worker);
         if (flags.demo) {
           const redeliver = await Redeliver.connect({ address: server.address, taskQueue: worker.options.taskQueue });
           try {
@@ -69,6 +88,7 @@ export function registerDev(program: Command): void {
         await running;
       } finally {
         await server.stop();
+        await codec?.close();
       }
     });
 }

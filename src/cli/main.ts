@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { registerBundle } from './bundle';
+import { registerCodecServer } from './codec-server';
 import { registerControls } from './controls';
 import { registerDeadLetters } from './dead-letters';
 import { registerDev } from './dev';
@@ -9,6 +11,7 @@ import { registerResult } from './result';
 import { registerSchedule } from './schedule';
 import { registerSimulate } from './simulate';
 import { registerStatus } from './status';
+import { registerSubscribe } from './subscribe';
 import { registerSubmit } from './submit';
 import { registerWatch } from './watch';
 import { registerWorker } from './worker';
@@ -32,6 +35,9 @@ export function buildProgram(): Command {
   registerRedrive(program);
   registerSchedule(program);
   registerSimulate(program);
+  registerSubscribe(program);
+  registerCodecServer(program);
+  registerBundle(program);
   return program;
 }
 

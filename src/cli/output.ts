@@ -1,5 +1,6 @@
 import { CommanderError } from 'commander';
 import { DeliveryControlError } from '../client';
+import { ConfigError } from '../config/errors';
 import { InvalidInputError } from '../errors';
 
 /** Exit codes scripts can rely on (README, "Exit codes"). */
@@ -7,7 +8,7 @@ export const EXIT = {
   ok: 0,
   /** the delivery ended in a dead letter or was cancelled (result) */
   notDelivered: 1,
-  /** bad input: nothing was started */
+  /** bad input or configuration: nothing was started */
   invalidInput: 2,
   /** Temporal could not be reached, or another runtime failure */
   failure: 3,
@@ -23,7 +24,7 @@ export function emit(json: boolean, value: unknown, text: () => string): void {
 /** Ends the process with the error's exit code and a message that names what was wrong. */
 export function fail(err: unknown): never {
   if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.invalidInput);
-  if (err instanceof InvalidInputError) {
+  if (err instanceof InvalidInputError || err instanceof ConfigError) {
     process.stderr.write(`${err.message}\n`);
     process.exit(EXIT.invalidInput);
   }

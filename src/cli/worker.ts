@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
-import { createWorker, installRuntime } from '../worker';
+import { workerSettingsFromEnv } from '../config/settings';
+import { startHealthServer } from '../telemetry/health';
+import { createWorker, installRuntime, runWorker } from '../worker';
 
 export function registerWorker(program: Command): void {
   program
@@ -11,6 +13,8 @@ export function registerWorker(program: Command): void {
     .option('--concurrency <n>', 'attempts in flight at once (default $REDELIVER_MAX_CONCURRENT_ATTEMPTS or 200)')
     .addHelpText('after', '\nExample:\n  $ TEMPORAL_ADDRESS=temporal.internal:7233 redeliver worker --concurrency 500')
     .action(async (flags: { address?: string; namespace?: string; taskQueue?: string; concurrency?: string }) => {
+      // every variable is checked before anything starts, and a bad one is named
+      const settings = workerSettingsFromEnv();
       installRuntime();
       const worker = await createWorker({
         ...(flags.address && { address: flags.address }),
@@ -18,8 +22,19 @@ export function registerWorker(program: Command): void {
         ...(flags.taskQueue && { taskQueue: flags.taskQueue }),
         ...(flags.concurrency && { maxConcurrentAttempts: positiveInt('--concurrency', flags.concurrency) }),
       });
-      process.stderr.write(`worker polling task queue "${worker.options.taskQueue}" (Ctrl-C stops it)\n`);
-      await worker.run();
+      const health = settings.healthAddress ? await startHealthServer(settings.healthAddress, () => worker.getState()) : undefined;
+      process.stderr.write(
+        `worker polling task queue "${worker.options.taskQueue}" in namespace "${worker.options.namespace}" ` +
+          `(SSRF guard allows: ${settings.allowAddresses.describe()}; payload encryption ${settings.encryptionKeys ? `on, key ${settings.encryptionKeys.current.id}` : 'off'}; ` +
+          `SIGTERM drains for ${settings.shutdownGraceMs / 1000} s; Ctrl-C stops it)\n`,
+      );
+      try {
+        // SIGINT/SIGTERM: the SDK stops polling, attempts in flight get the grace time to finish, the rest are handed back
+        await runWorker(worker);
+      } finally {
+        await health?.close();
+      }
+      process.stderr.write('worker stopped\n');
     });
 }
 

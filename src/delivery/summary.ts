@@ -1,5 +1,5 @@
 import { describePolicy } from '../policy/describe';
-import type { Delivery } from './types';
+import { isMqttTarget, type Delivery, type Target } from './types';
 
 /** A duration in words an operator reads at a glance: 0.2 s, 37 s, 4 min 10 s, 5 h 3 min, 6 d 23 h. */
 export function humanDuration(ms: number): string {
@@ -24,6 +24,7 @@ export function codeInWords(code: string): string {
   if (code.startsWith('net-')) return code.slice(4);
   if (code.startsWith('tls-')) return `TLS ${code.slice(4)}`;
   if (code === 'timeout') return 'a timeout';
+  if (code === 'worker-shutdown') return 'a worker shutting down';
   return code;
 }
 
@@ -49,10 +50,23 @@ export function deliverySummary(d: Pick<Delivery, 'kind' | 'qos' | 'tenant' | 'd
   return `${kind} ${d.tenant}/${d.device} → ${d.endpoint}`;
 }
 
+/** A target in a few words: "POST https://api.example.com/in", "MQTT 5 mqtt://broker:1883 topic event/acme/sensor-1". */
+export function targetInWords(target: Target): string {
+  if (!isMqttTarget(target)) return `${target.method} ${target.url}`;
+  return `MQTT ${target.protocolVersion} ${target.url} topic ${target.topic}`;
+}
+
+/** The QoS an MQTT target publishes a delivery at: telemetry its own, events and command responses 1. */
+export function mqttQos(d: Pick<Delivery, 'kind' | 'qos'>): 0 | 1 {
+  return d.kind === 'telemetry' ? d.qos : 1;
+}
+
 /** The fixed details of a delivery, for the UI: target, message and policy in words (Markdown). */
 export function deliveryDetails(d: Delivery): string {
   return [
-    `**target** ${d.target.method} ${d.target.url} (attempt timeout ${humanDuration(d.target.timeout)})`,
+    isMqttTarget(d.target)
+      ? `**target** ${targetInWords(d.target)}, QoS ${mqttQos(d)}${d.target.credential ? `, credential "${d.target.credential}"` : ''} (attempt timeout ${humanDuration(d.target.timeout)})`
+      : `**target** ${d.target.method} ${d.target.url} (attempt timeout ${humanDuration(d.target.timeout)})`,
     `**message** ${d.messageId}, ${d.contentType}, ${d.body.length} characters`,
     `**policy** ${describePolicy(d.policy)}`,
     ...(d.command ? [`**command** request ${d.command.requestId}, status ${d.command.status}`] : []),

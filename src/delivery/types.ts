@@ -12,8 +12,8 @@ export interface DeliveryInput {
   qos?: 0 | 1;
   tenant: string;
   device: string;
-  /** An http(s) URL, or the full target. */
-  target: string | HttpTargetInput;
+  /** An http(s) or mqtt(s) URL, or the full target: HttpTargetInput or MqttTargetInput, by the URL's scheme. */
+  target: string | HttpTargetInput | MqttTargetInput;
   /** The message body: a string is sent as is, anything else as JSON. */
   payload: unknown;
   /** Content type of the body. Default `application/json` for non-strings, `text/plain` for strings. */
@@ -41,6 +41,50 @@ export interface HttpTarget {
   timeout: number;
 }
 
+export type MqttVersion = '3.1.1' | '5';
+
+/**
+ * An MQTT broker (`mqtt://host:port`, `mqtts://host:port`). Telemetry is published at the delivery's QoS,
+ * events and command responses at QoS 1; at QoS 1 an attempt succeeds only on the broker's PUBACK.
+ */
+export interface MqttTargetInput {
+  url: string;
+  /**
+   * The topic; `{tenant}`, `{device}`, `{requestId}`, `{status}` are filled in. Default per kind, as
+   * Eclipse Hono's MQTT adapter names them: `telemetry/{tenant}/{device}`, `event/{tenant}/{device}`,
+   * `command///res/{requestId}/{status}`.
+   */
+  topic?: string;
+  /** `'5'` (default) or `'3.1.1'`. Only MQTT 5 carries the message id (as a user property). */
+  protocolVersion?: MqttVersion;
+  /**
+   * The name of a credential the worker resolves (README, "MQTT credentials"); the user name and
+   * password themselves never travel with a delivery. Default: none (connect without).
+   */
+  credential?: string;
+  /** Attempt timeout (connect when needed, and the PUBACK): ms or a duration string. Default 10 s. */
+  timeout?: number | string;
+  /** mqtts only: a CA certificate (PEM) to trust besides the system's, and the name to verify. */
+  tls?: { ca?: string; servername?: string };
+}
+
+export interface MqttTarget {
+  transport: 'mqtt';
+  url: string;
+  topic: string;
+  protocolVersion: MqttVersion;
+  credential: string | null;
+  timeout: number;
+  tls: { ca?: string; servername?: string } | null;
+}
+
+/** Where a delivery goes. HTTP targets have no `transport` field: deliveries recorded before MQTT keep their shape. */
+export type Target = HttpTarget | MqttTarget;
+
+export function isMqttTarget(target: Target): target is MqttTarget {
+  return (target as MqttTarget).transport === 'mqtt';
+}
+
 /** A validated delivery, as the workflow receives it: every default filled in, durations in ms. */
 export interface Delivery {
   deliveryId: string;
@@ -49,7 +93,7 @@ export interface Delivery {
   qos: 0 | 1;
   tenant: string;
   device: string;
-  target: HttpTarget;
+  target: Target;
   /** The target's host[:port]: the `Endpoint` search attribute. */
   endpoint: string;
   /** The body, already encoded as text. */

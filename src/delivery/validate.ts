@@ -5,7 +5,7 @@ import { InvalidInputError, type Problem } from '../errors';
 import { STABLE_CODE } from '../classify/classify';
 import { policyProblems, validatePolicy } from '../policy';
 import type { BackoffPolicyInput } from '../policy/types';
-import type { Delivery, DeliveryInput } from './types';
+import type { Delivery, DeliveryInput, MessageKind, MqttTargetInput, Target } from './types';
 import { deliveryIdOf } from './ids';
 
 /** Payloads travel inside Temporal's history, whose blobs must stay well below its 2 MB limit. */
@@ -29,12 +29,39 @@ const verdictSchema = z.enum(['success', 'client', 'well-known', 'server', 'conn
   error: 'must be one of success, client, well-known, server, connection',
 });
 
+/** A credential name: what a worker looks up (README, "MQTT credentials"), never the secret itself. */
+export const CREDENTIAL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+/** Eclipse Hono's MQTT topics, the default of each kind (its MQTT adapter's user guide). */
+export const DEFAULT_MQTT_TOPICS: Record<MessageKind, string> = {
+  telemetry: 'telemetry/{tenant}/{device}',
+  event: 'event/{tenant}/{device}',
+  'command-response': 'command///res/{requestId}/{status}',
+};
+
+const HTTP_FIELDS = ['method', 'headers'] as const;
+const MQTT_FIELDS = ['topic', 'protocolVersion', 'credential', 'tls'] as const;
+
+// one object for both kinds of target: which fields apply is checked against the URL's scheme below
 const targetSchema = z
   .object({
     url: z.string({ error: want('must be a URL string') }),
     method: z.enum(['POST', 'PUT', 'PATCH'], { error: 'must be POST, PUT or PATCH' }).optional(),
     headers: z.record(z.string(), z.string({ error: 'header values must be strings' })).optional(),
     timeout: durationSchema.optional(),
+    topic: z.string({ error: 'must be a string' }).optional(),
+    protocolVersion: z.enum(['5', '3.1.1'], { error: 'must be "5" or "3.1.1"' }).optional(),
+    credential: z
+      .string({ error: 'must be a string (the name of a credential the worker resolves)' })
+      .regex(CREDENTIAL_NAME, { error: 'must be a credential name: letters, digits, "_", "." or "-", at most 64 (the worker resolves it; never put the secret here)' })
+      .optional(),
+    tls: z
+      .object({
+        ca: z.string({ error: 'must be a PEM certificate' }).includes('-----BEGIN CERTIFICATE-----', { error: 'must be a PEM certificate (-----BEGIN CERTIFICATE-----)' }).optional(),
+        servername: z.string().min(1, { error: 'must not be empty' }).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -45,7 +72,7 @@ const inputSchema = z
     qos: z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' }).optional(),
     tenant: name('tenant'),
     device: name('device'),
-    target: z.union([z.string(), targetSchema], { error: want('must be a URL or { url, method?, headers?, timeout? }') }),
+    target: z.union([z.string(), targetSchema], { error: want('must be a URL, { url, method?, headers?, timeout? } or { url, topic?, protocolVersion?, credential?, timeout?, tls? }') }),
     payload: z.unknown(),
     contentType: z.string().min(1, { error: 'must not be empty' }).optional(),
     command: z
@@ -73,7 +100,7 @@ export interface ValidateOptions {
   now?: number;
   /** Largest accepted body in bytes. Default 256 KiB. */
   maxPayloadBytes?: number;
-  /** Allowed URL schemes. Default http and https. */
+  /** Allowed URL schemes. Default http, https, mqtt and mqtts. */
   schemes?: string[];
 }
 
@@ -100,15 +127,24 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
 
   const rawTarget = bad.has('target') ? { url: '' } : typeof input.target === 'string' ? { url: input.target } : input.target;
   // placeholders let one URL template serve many deliveries (Hono: /command/res/{tenant}/{device}/{requestId})
-  const target = { ...rawTarget, url: expandUrl(rawTarget.url, input) };
-  const schemes = options.schemes ?? ['http', 'https'];
+  const target = { ...rawTarget, url: expandUrl(rawTarget.url, input) } as { url: string; method?: 'POST' | 'PUT' | 'PATCH'; headers?: Record<string, string>; timeout?: number | string } & Omit<MqttTargetInput, 'url' | 'timeout'>;
+  const schemes = options.schemes ?? ['http', 'https', 'mqtt', 'mqtts'];
   const targetField = typeof input.target === 'string' ? 'target' : 'target.url';
   let url: URL | undefined;
+  let mqttTopic: string | undefined;
   if (!bad.has('target')) try {
     url = new URL(target.url);
     const scheme = url.protocol.replace(/:$/, '');
     if (!schemes.includes(scheme)) {
       problems.push({ field: targetField, message: `scheme "${scheme}" is not supported; use ${schemes.join(' or ')}` });
+    }
+    if (scheme === 'mqtt' || scheme === 'mqtts') {
+      const kindForTopic = kind ?? (bad.has('kind') ? undefined : input.kind);
+      mqttTopic = mqttTargetProblems(url, target, input, kindForTopic, targetField, bad, problems);
+    } else {
+      for (const field of MQTT_FIELDS) {
+        if (target[field] !== undefined) problems.push({ field: `target.${field}`, message: 'applies to mqtt:// and mqtts:// targets only' });
+      }
     }
   } catch {
     problems.push({ field: targetField, message: `is not a valid URL: ${JSON.stringify(target.url)}` });
@@ -148,6 +184,19 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
   if (problems.length > 0 || !url || !kind) throw new InvalidInputError(problems, 'delivery');
 
   const messageId = input.messageId ?? randomUUID();
+  const validTarget: Target =
+    mqttTopic === undefined
+      ? { url: url.toString(), method: target.method ?? 'POST', headers: target.headers ?? {}, timeout }
+      : {
+          transport: 'mqtt',
+          // the broker alone: path, query and credentials were refused above
+          url: `${url.protocol}//${url.host}`,
+          topic: mqttTopic,
+          protocolVersion: target.protocolVersion ?? '5',
+          credential: target.credential ?? null,
+          timeout,
+          tls: target.tls ?? null,
+        };
   return {
     deliveryId: deliveryIdOf(input.tenant, input.device, messageId),
     messageId,
@@ -156,7 +205,7 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
     tenant: input.tenant,
     device: input.device,
     endpoint: url.host,
-    target: { url: url.toString(), method: target.method ?? 'POST', headers: target.headers ?? {}, timeout },
+    target: validTarget,
     body,
     contentType: input.contentType ?? (typeof input.payload === 'string' ? 'text/plain; charset=utf-8' : 'application/json'),
     command: input.command ? { requestId: input.command.requestId, status: input.command.status ?? 200 } : null,
@@ -173,6 +222,47 @@ const PLACEHOLDERS: Record<string, (i: DeliveryInput) => string | undefined> = {
   status: (i) => (i.command ? String(i.command.status ?? 200) : undefined),
 };
 
+/**
+ * Checks what an mqtt(s) target must and must not have; returns its topic, placeholders filled in
+ * (undefined when the topic itself is wrong: the problem is then recorded).
+ */
+function mqttTargetProblems(
+  url: URL,
+  target: { method?: unknown; headers?: unknown } & Omit<MqttTargetInput, 'url' | 'timeout'>,
+  input: DeliveryInput,
+  kind: MessageKind | undefined,
+  urlField: string,
+  bad: Set<string | undefined>,
+  problems: Problem[],
+): string | undefined {
+  for (const field of HTTP_FIELDS) {
+    if (target[field] !== undefined) problems.push({ field: `target.${field}`, message: 'applies to http:// and https:// targets only' });
+  }
+  // never quote the URL here: it may hold a password
+  if (url.username || url.password) {
+    problems.push({ field: urlField, message: 'must not carry a user name or password: name a credential the worker resolves in target.credential (README, "MQTT credentials")' });
+  }
+  if (!url.hostname) problems.push({ field: urlField, message: 'must name the broker: mqtt://host:port' });
+  if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) {
+    problems.push({ field: urlField, message: 'must be the broker alone (mqtt://host:port), without a path, query or fragment; give the topic in target.topic' });
+  }
+  if (target.tls !== undefined && url.protocol !== 'mqtts:') problems.push({ field: 'target.tls', message: 'applies to mqtts:// targets only' });
+
+  const field = target.topic === undefined ? 'target' : 'target.topic';
+  const template = target.topic ?? (kind ? DEFAULT_MQTT_TOPICS[kind] : undefined);
+  // the topic is made from these fields: with one of them wrong, there is nothing more to say about it
+  if (template === undefined || ['tenant', 'device', 'command'].some((f) => bad.has(f))) return undefined;
+  const topic = template.replace(/\{(tenant|device|requestId|status)\}/g, (whole, key: string) => PLACEHOLDERS[key]?.(input) ?? whole);
+  const left = topic.match(/\{(requestId|status)\}/g);
+  const before = problems.length;
+  if (left) problems.push({ field, message: `uses ${[...new Set(left)].join(' and ')}, which only a command response (with its command) has` });
+  if (topic === '') problems.push({ field, message: 'must not be empty' });
+  if (/[+#]/.test(topic)) problems.push({ field, message: 'must not contain the wildcards "+" or "#": a message is published to one topic' });
+  if (topic.includes('\u0000')) problems.push({ field, message: 'must not contain the NUL character' });
+  if (Buffer.byteLength(topic, 'utf8') > 65_535) problems.push({ field, message: 'is longer than the 65,535 bytes MQTT allows' });
+  return problems.length === before ? topic : undefined;
+}
+
 function expandUrl(url: string, input: DeliveryInput): string {
   return url.replace(/\{(tenant|device|requestId|status)\}/g, (whole, key: string) => {
     const value = PLACEHOLDERS[key]?.(input);
@@ -180,16 +270,26 @@ function expandUrl(url: string, input: DeliveryInput): string {
   });
 }
 
-function zodProblems(error: z.ZodError): Problem[] {
+/** zod's issues as problems that name their fields (`what` when the whole input is wrong). */
+export function zodProblems(error: { issues: readonly z.core.$ZodIssue[] }, what = '(delivery)', prefix: PropertyKey[] = []): Problem[] {
   const problems: Problem[] = [];
   for (const issue of error.issues) {
-    const field = issue.path.map(String).join('.');
+    const path = [...prefix, ...issue.path];
+    const field = path.map(String).join('.');
+    if (issue.code === 'invalid_union') {
+      // an object where a URL or an object is wanted: name the object's own wrong fields
+      const branch = issue.errors.find((b) => b.some((i) => i.path.length > 0 || i.code === 'unrecognized_keys'));
+      if (branch) {
+        problems.push(...zodProblems({ issues: branch }, what, path));
+        continue;
+      }
+    }
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) problems.push({ field: field ? `${field}.${key}` : key, message: 'is not a known field' });
     } else if (issue.code === 'invalid_key') {
       problems.push({ field, message: issue.issues[0]?.message ?? issue.message });
     } else {
-      problems.push({ field: field || '(delivery)', message: issue.message });
+      problems.push({ field: field || what, message: issue.message });
     }
   }
   return problems;

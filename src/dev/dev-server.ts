@@ -17,6 +17,10 @@ export interface DevServerOptions {
   log?: (line: string) => void;
   /** How long to wait for the server to answer. Default 60 s. */
   startTimeoutMs?: number;
+  /** A codec server for the UI to decode payloads with (`redeliver codec-server`); none by default. */
+  uiCodecEndpoint?: string;
+  /** SQLite pragmas, e.g. ['journal_mode=WAL', 'synchronous=OFF'] for benchmarks. */
+  sqlitePragmas?: string[];
 }
 
 export interface DevServer {
@@ -34,10 +38,12 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'];
   if (uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(uiPort), '--ui-disable-news-fetch');
+  if (uiPort !== null && options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   if (options.dbFile) {
     mkdirSync(path.dirname(path.resolve(options.dbFile)), { recursive: true });
     args.push('--db-filename', options.dbFile);
   }
+  for (const pragma of options.sqlitePragmas ?? []) args.push('--sqlite-pragma', pragma);
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${searchAttributeTypeName(key.type)}`);
 
   const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });

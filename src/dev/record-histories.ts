@@ -11,6 +11,7 @@ import type { DeliveryInput } from '../delivery/types';
 import { startFlakyEndpoint } from '../demo/flaky-endpoint';
 import { createWorker, installRuntime } from '../worker';
 import { startDevServer } from './dev-server';
+import { recordSubscriptionHistories } from './record-mqtt-histories';
 import { projectRoot } from './temporal-cli';
 
 type Scenario = {
@@ -60,6 +61,9 @@ const SCENARIOS: Scenario[] = [
       await r.getHandle(id).retryNow();
     },
   },
+  // MQTT without a broker: what the workflow does with a refused connection and an unknown credential
+  { name: 'mqtt-dropped', input: () => ({ kind: 'telemetry', qos: 0, target: 'mqtt://127.0.0.1:1' }) },
+  { name: 'mqtt-rejected', input: () => ({ kind: 'event', target: { url: 'mqtt://127.0.0.1:1', credential: 'not-on-this-worker' } }) },
   {
     name: 'continued-as-new',
     input: (url) => ({ kind: 'telemetry', target: `${url}/long?fail=4&status=502`, policy: { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' } }),
@@ -74,7 +78,9 @@ async function main(): Promise<void> {
   installRuntime();
   const server = await startDevServer({ port: 7299, uiPort: null });
   const endpoint = await startFlakyEndpoint();
-  const worker = await createWorker({ address: server.address, taskQueue: 'record-histories' });
+  // the flaky endpoint is on loopback: open it explicitly; with REDELIVER_ENCRYPTION_KEYS set, worker and
+  // client both encrypt, and the replay tests need the same keys to read what is recorded
+  const worker = await createWorker({ address: server.address, taskQueue: 'record-histories', allowAddresses: ['loopback'] });
   const running = worker.run();
   const connected = await Redeliver.connect({ address: server.address, taskQueue: 'record-histories' });
   try {
@@ -97,6 +103,8 @@ async function main(): Promise<void> {
       }
       console.log(`${scenario.name}: ${result.outcome} after ${result.attempts} attempt(s) → ${files.join(', ')}`);
     }
+    // command subscriptions, and a delivery over MQTT (its command's response)
+    await recordSubscriptionHistories(connected.client, 'record-histories', endpoint.url, outDir, only);
   } finally {
     await connected.close();
     worker.shutdown();

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, renameSync, chmodSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, renameSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -9,9 +9,16 @@ const run = promisify(execFile);
 /** The Temporal CLI release the project is tested with (Temporal Server 1.32, UI 2.54). */
 export const TEMPORAL_CLI_VERSION = '1.9.1';
 
-/** Where the CLI is cached: `.temporal/cli/<version>/temporal` in the project folder (git-ignored). */
+/** The project folder: the nearest one above this file whose package.json is redeliver's. */
 export function projectRoot(): string {
-  // lib/dev or src/dev → two levels up holds package.json
+  // src/dev, lib/dev and dist-bench/src/dev all lie below it
+  for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    try {
+      if ((JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string }).name === 'redeliver') return dir;
+    } catch {
+      // no package.json here
+    }
+  }
   return path.resolve(__dirname, '..', '..');
 }
 

@@ -1,5 +1,7 @@
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, buildConnector, request, type Dispatcher } from 'undici';
+import { isIP } from 'node:net';
 import type { TransportOutcome } from '../classify/types';
+import { AddressGuard, BlockedAddressError, checkPeer, describeRefusal, guardedLookup, type LookupFunction } from './address-guard';
 
 export interface HttpRequest {
   url: string;
@@ -8,6 +10,8 @@ export interface HttpRequest {
   body: string;
   /** The whole attempt (connect, send, response headers and body) must finish within this. */
   timeoutMs: number;
+  /** Ends the attempt early (the worker handing it back at shutdown); the outcome is then a timeout. */
+  signal?: AbortSignal;
 }
 
 export interface HttpAttempt {
@@ -15,9 +19,47 @@ export interface HttpAttempt {
   durationMs: number;
 }
 
-/** A keep-alive connection pool shared by the attempts of one worker. */
-export function createHttpAgent(options: Agent.Options = {}): Dispatcher {
-  return new Agent({ keepAliveTimeout: 10_000, connections: 64, ...options });
+export interface HttpAgentOptions extends Agent.Options {
+  /**
+   * The SSRF guard's allow-list: blocked ranges (loopback, private, …) or CIDRs that attempts may reach
+   * anyway (see transports/address-guard.ts). Default: none — only public addresses.
+   */
+  allow?: AddressGuard | string | readonly string[];
+}
+
+/**
+ * A keep-alive connection pool shared by the attempts of one worker. Every connection it opens goes
+ * through the SSRF guard: the address it connects to — an IP literal, or each address a name resolves to
+ * (with `connect.lookup` if given, else DNS) — must be public or allowed.
+ */
+export function createHttpAgent(options: HttpAgentOptions = {}): Dispatcher {
+  const { allow, connect, connectTimeout, ...rest } = options;
+  if (typeof connect === 'function') throw new Error('createHttpAgent: pass connect options, not a connector: a connector of its own would bypass the SSRF guard');
+  const guard = allow instanceof AddressGuard ? allow : AddressGuard.parse(allow, 'allow');
+  return new Agent({ keepAliveTimeout: 10_000, connections: 64, ...rest, connect: guardedConnector(guard, { ...(connectTimeout != null && { timeout: connectTimeout }), ...connect }) });
+}
+
+/** undici's connector, refusing blocked addresses before connecting (literals, lookups) and after (the peer). */
+function guardedConnector(guard: AddressGuard, options: buildConnector.BuildOptions): buildConnector.connector {
+  const given = (options as { lookup?: LookupFunction }).lookup;
+  const connect = buildConnector({ ...options, lookup: guardedLookup(guard, given) } as buildConnector.BuildOptions);
+  return (opts, callback) => {
+    // net.connect does not look IP literals up: check them here
+    if (isIP(opts.hostname)) {
+      const refusal = guard.refusal(opts.hostname);
+      if (refusal) return callback(new BlockedAddressError(opts.hostname, opts.hostname, refusal), null);
+    }
+    connect(opts, (err, socket) => {
+      if (err || !socket) return callback(err ?? new Error('no socket'), null);
+      try {
+        checkPeer(guard, opts.hostname, socket);
+      } catch (refused) {
+        socket.destroy();
+        return callback(refused as Error, null);
+      }
+      callback(null, socket);
+    });
+  };
 }
 
 /** Bytes of an error response's body kept for the reason (Hono explains its 4xx and 5xx there). */
@@ -31,7 +73,7 @@ const ERROR_DETAIL_BYTES = 512;
 export async function sendHttp(req: HttpRequest, dispatcher: Dispatcher): Promise<HttpAttempt> {
   const started = performance.now();
   // one deadline for the whole attempt; undici's own per-phase timeouts are longer and never fire first
-  const signal = AbortSignal.timeout(req.timeoutMs);
+  const signal = req.signal ? AbortSignal.any([req.signal, AbortSignal.timeout(req.timeoutMs)]) : AbortSignal.timeout(req.timeoutMs);
   const done = (outcome: TransportOutcome): HttpAttempt => ({ outcome, durationMs: performance.now() - started });
   try {
     const res = await request(req.url, { method: req.method, headers: req.headers, body: req.body, dispatcher, signal });
@@ -69,7 +111,10 @@ function networkCode(code: string): string {
   return code;
 }
 
-function outcomeOfError(err: unknown, timeoutMs: number, timedOut: boolean): TransportOutcome {
+/** What an undici error means as an attempt outcome (also for the command subscriptions' callback requests). */
+export function outcomeOfError(err: unknown, timeoutMs: number, timedOut: boolean): TransportOutcome {
+  const blocked = [err, (err as { cause?: unknown } | undefined)?.cause].find((e) => e instanceof BlockedAddressError);
+  if (blocked) return { kind: 'blocked-address', host: blocked.host, address: blocked.address, range: blocked.refusal.range, description: describeRefusal(blocked.refusal) };
   const e = err as { code?: unknown; name?: string; message?: string; cause?: { code?: unknown; message?: string } };
   if (timedOut || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') return { kind: 'timeout', afterMs: timeoutMs };
   const rawCode = typeof e.cause?.code === 'string' ? e.cause.code : typeof e.code === 'string' ? e.code : 'UNKNOWN';

@@ -1,6 +1,7 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { DeliveryStatus } from '../delivery/types';
+import type { ReceivedCommand, SubscriptionStatus } from '../subscription/types';
 
 /** Search attributes every delivery keeps current, so operators can filter the UI's workflow list. */
 export const DeliveryKind = defineSearchAttributeKey('DeliveryKind', SearchAttributeType.KEYWORD);
@@ -24,3 +25,17 @@ export const pauseUpdate = defineUpdate<DeliveryStatus, [reason: string]>('pause
 
 /** Lets a paused delivery go on: it attempts when its planned time has come (at once if it has passed). */
 export const resumeUpdate = defineUpdate<DeliveryStatus>('resume');
+
+// Command subscriptions (workflows/command-subscription.ts)
+
+/** A subscription's state, downtime report, command counts and recent commands (the same query name as a delivery's). */
+export const subscriptionStatusQuery = defineQuery<SubscriptionStatus>('status');
+
+/** Sent by the holding activity once the broker granted the subscription (`hold` numbers the activity run). */
+export const subscribedSignal = defineSignal<[{ hold: number; at: number }]>('subscribed');
+
+/** Sent by the holding activity for each command it received; the broker gets its PUBACK only after this is recorded. */
+export const commandReceivedSignal = defineSignal<[{ hold: number; command: Omit<ReceivedCommand, 'seq'> }]>('commandReceived');
+
+/** Stops the subscription: it unsubscribes, hands the commands already received to the callback, and completes. */
+export const stopSubscriptionUpdate = defineUpdate<SubscriptionStatus, [reason: string]>('stop');

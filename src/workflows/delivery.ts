@@ -16,14 +16,15 @@ import type { Activities, AttemptFailureDetails } from '../activities';
 import type { ErrorClass } from '../classify/types';
 import { FAILURE_TYPES } from '../classify/classify';
 import { expiresAt, humanDuration, waitingSummary } from '../delivery/summary';
-import type {
-  AttemptError,
-  AttemptRecord,
-  Delivery,
-  DeliveryResult,
-  DeliveryStateName,
-  DeliveryStatus,
-  Outcome,
+import {
+  isMqttTarget,
+  type AttemptError,
+  type AttemptRecord,
+  type Delivery,
+  type DeliveryResult,
+  type DeliveryStateName,
+  type DeliveryStatus,
+  type Outcome,
 } from '../delivery/types';
 import { nextDelay } from '../policy/backoff';
 import {
@@ -231,7 +232,7 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
         startToCloseTimeout: delivery.target.timeout + ATTEMPT_MARGIN_MS,
         // the workflow does the retrying: with jitter, hints, bounds and visibility
         retry: { maximumAttempts: 1 },
-        summary: `attempt ${attempts}: ${delivery.target.method} ${delivery.endpoint}`,
+        summary: `attempt ${attempts}: ${isMqttTarget(delivery.target) ? `PUBLISH ${delivery.endpoint} ${delivery.target.topic}` : `${delivery.target.method} ${delivery.endpoint}`}`,
       });
       let failure: AttemptFailureDetails;
       try {

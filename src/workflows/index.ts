@@ -1,1 +1,2 @@
 export { deliveryWorkflow, type DeliveryWorkflowInput } from './delivery';
+export { commandSubscriptionWorkflow, type SubscriptionWorkflowInput } from './command-subscription';

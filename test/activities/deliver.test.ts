@@ -19,7 +19,7 @@ const logger = new DefaultLogger('ERROR');
 
 beforeAll(async () => {
   server = await startFaultServer();
-  agent = createHttpAgent();
+  agent = createHttpAgent({ allow: ['loopback'] }); // the SSRF guard refuses local servers unless allowed
 });
 afterAll(async () => {
   await agent?.destroy();
@@ -29,7 +29,7 @@ afterAll(async () => {
 interface AttemptOptions {
   timeout?: number;
   overrides?: ClassOverrides;
-  activities?: ReturnType<typeof createActivities>;
+  activities?: Pick<ReturnType<typeof createActivities>, 'sendAttempt'>;
 }
 
 /** One real `sendAttempt` of a fresh event, in a mock activity context. */
@@ -152,7 +152,7 @@ describe('no usable response', () => {
   });
 
   test('the same TLS server is reached once its certificate is trusted', async () => {
-    const trusting = createHttpAgent({ connect: { ca: SELF_SIGNED_CERT } });
+    const trusting = createHttpAgent({ allow: ['loopback'], connect: { ca: SELF_SIGNED_CERT } });
     try {
       const activities = createActivities({ http: trusting });
       await expect(attempt(`${server.tlsUrl}/status/202`, { activities }).run).resolves.toMatchObject({ code: 'http-202' });

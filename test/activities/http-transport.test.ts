@@ -10,7 +10,7 @@ let agent: Dispatcher;
 
 beforeAll(async () => {
   server = await startFaultServer();
-  agent = createHttpAgent();
+  agent = createHttpAgent({ allow: ['loopback'] }); // the SSRF guard refuses local servers unless allowed
 });
 afterAll(async () => {
   await agent?.destroy();

@@ -3,7 +3,11 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities';
 import { Redeliver } from '../../src/client';
+import { encryptingDataConverter } from '../../src/encryption/data-converter';
+import type { KeyRing } from '../../src/encryption/keys';
+import type { AddressGuard } from '../../src/transports/address-guard';
 import { createHttpAgent } from '../../src/transports/http';
+import { createMqttPool, type MqttPool } from '../../src/transports/mqtt';
 
 let runtimeInstalled = false;
 
@@ -29,18 +33,34 @@ export function testAddress(): string {
   return address;
 }
 
+export interface HarnessOptions {
+  /**
+   * The SSRF guard's allow-list for the worker's attempts. Default `['loopback']`: the tests' endpoints
+   * are local servers, which the guard refuses unless allowed — explicitly, as here.
+   */
+  allowAddresses?: AddressGuard | readonly string[];
+  /** Encrypt payloads with these keys, in the client and the worker alike. Default: none. */
+  encryptionKeys?: KeyRing;
+  /** Default: a task queue of its own. */
+  taskQueue?: string;
+}
+
 /** A client, a worker and a Redeliver API on a task queue of their own, on the suite's dev server. */
-export async function startHarness(address = testAddress()): Promise<Harness> {
+export async function startHarness(address = testAddress(), options: HarnessOptions = {}): Promise<Harness> {
   quietRuntime();
-  const taskQueue = `test-${randomUUID()}`;
+  const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
+  const dataConverter = options.encryptionKeys ? encryptingDataConverter(options.encryptionKeys) : undefined;
   const connection = await Connection.connect({ address });
-  const client = new Client({ connection });
+  const client = new Client({ connection, ...(dataConverter && { dataConverter }) });
   const nativeConnection = await NativeConnection.connect({ address });
+  const http = createHttpAgent({ allow: options.allowAddresses ?? ['loopback'] });
+  const mqtt = createMqttPool({ allow: options.allowAddresses ?? ['loopback'] });
   const worker = await Worker.create({
     connection: nativeConnection,
     taskQueue,
     workflowBundle: { codePath: process.env.REDELIVER_TEST_BUNDLE! },
-    activities: createActivities({ http: createHttpAgent() }),
+    activities: createActivities({ http, mqtt }),
+    ...(dataConverter && { dataConverter }),
   });
   const running = worker.run();
   return {
@@ -48,9 +68,12 @@ export async function startHarness(address = testAddress()): Promise<Harness> {
     client,
     redeliver: new Redeliver(client, { taskQueue }),
     worker,
+    mqtt,
     async stop() {
       worker.shutdown();
       await running;
+      await http.close();
+      await mqtt.close();
       await nativeConnection.close();
       await connection.close();
     },
@@ -62,5 +85,7 @@ export interface Harness {
   client: Client;
   redeliver: Redeliver;
   worker: Worker;
+  /** The worker's MQTT connection pool: tests read its stats. */
+  mqtt: MqttPool;
   stop(): Promise<void>;
 }

@@ -97,6 +97,7 @@ function samplesOf(row: DocRow): Sample[] {
     const returnCode = firstFree(0x01, 0xff, (n) => `mqtt3-connack-${hex(n)}`);
     return [{ label: `CONNACK ${hex(returnCode)}`, outcome: { kind: 'mqtt3-connack', returnCode }, code: `mqtt3-connack-${hex(returnCode)}`, vars: { code: hex(returnCode) } }];
   }
+  if (code === 'mqtt-sent') return [{ label: 'QoS 0 written', outcome: { kind: 'mqtt-sent' }, code, vars: {} }];
   if (code === 'mqtt-no-puback') return [{ label: 'silence', outcome: { kind: 'mqtt-no-puback', afterMs: 1500 }, code, vars: { timeout: '1500' } }];
   if (code === 'mqtt-closed') {
     return [
@@ -116,5 +117,12 @@ function samplesOf(row: DocRow): Sample[] {
   }
   if (code === 'timeout') return [{ label: 'silence', outcome: { kind: 'timeout', afterMs: 2500 }, code, vars: { timeout: '2500' } }];
   if (code === 'invalid-target') return [{ label: 'bad URL', outcome: { kind: 'invalid-target', message: 'Invalid URL' }, code, vars: {}, note: 'Invalid URL' }];
+  if (code === 'ssrf-blocked') {
+    const vars = { address: '127.0.0.1', range: 'loopback', description: 'a loopback address' };
+    return [
+      { label: 'IP literal', outcome: { kind: 'blocked-address', host: '127.0.0.1', ...vars }, code, vars },
+      { label: 'DNS name', outcome: { kind: 'blocked-address', host: 'rebind.example', ...vars }, code, vars, note: 'rebind.example resolves to it' },
+    ];
+  }
   throw new Error(`no sample outcome for ${code}: teach samplesOf this row`);
 }

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Creates redeliver's namespace and its search attributes, once the server answers (run by
+# docker-compose.yml in temporalio/admin-tools). Idempotent: what exists is left as it is.
+# REDELIVER_SEARCH_ATTRIBUTES lists Name=Type pairs; the tests check it against src/workflows/definitions.ts.
+set -eu
+: "${TEMPORAL_ADDRESS:?}" "${TEMPORAL_NAMESPACE:?}" "${REDELIVER_SEARCH_ATTRIBUTES:?}"
+
+until temporal operator cluster health --address "$TEMPORAL_ADDRESS" >/dev/null 2>&1; do
+  echo "waiting for Temporal at $TEMPORAL_ADDRESS"; sleep 2
+done
+
+temporal operator namespace describe --address "$TEMPORAL_ADDRESS" -n "$TEMPORAL_NAMESPACE" >/dev/null 2>&1 ||
+  temporal operator namespace create --address "$TEMPORAL_ADDRESS" -n "$TEMPORAL_NAMESPACE" --retention "${TEMPORAL_RETENTION:-168h}"
+
+existing=$(temporal operator search-attribute list --address "$TEMPORAL_ADDRESS" -n "$TEMPORAL_NAMESPACE")
+for pair in $REDELIVER_SEARCH_ATTRIBUTES; do
+  name=${pair%%=*}
+  type=${pair#*=}
+  if echo "$existing" | grep -qw "$name"; then
+    echo "search attribute $name exists"
+  else
+    temporal operator search-attribute create --address "$TEMPORAL_ADDRESS" -n "$TEMPORAL_NAMESPACE" --name "$name" --type "$type"
+  fi
+done
+echo "namespace $TEMPORAL_NAMESPACE is ready for redeliver"

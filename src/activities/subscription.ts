@@ -1,0 +1,263 @@
+import { isUtf8 } from 'node:buffer';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { request, type Dispatcher } from 'undici';
+import { classify, FAILURE_TYPES, type Classification, type TransportOutcome } from '../classify';
+import type { Delivery } from '../delivery/types';
+import { InvalidInputError } from '../errors';
+import { commandStatusOf, parseCommandTopic } from '../subscription/command';
+import type { CommandSubscription, ReceivedCommand } from '../subscription/types';
+import { responseDelivery } from '../subscription/validate';
+import { outcomeOfError as httpOutcome } from '../transports/http';
+import { outcomeOfError as mqttOutcome, type MqttEndpoint, type MqttPool } from '../transports/mqtt';
+import { commandReceivedSignal, subscribedSignal } from '../workflows/definitions';
+import type { AttemptFailureDetails } from './deliver';
+
+/**
+ * How long the broker keeps a subscription's session (and queues its QoS 1 commands) after the holding
+ * connection drops (MQTT 5; an MQTT 3.1.1 broker keeps it as configured): longer than any backoff wait.
+ */
+export const SESSION_EXPIRY_SECONDS = 3600;
+/** The holding activity reports it is alive this often (Temporal throttles what it sends). */
+const HEARTBEAT_MS = 5_000;
+/** Largest callback answer taken as a command's response: a delivery's own payload limit. */
+const MAX_RESPONSE_BYTES = 256 * 1024;
+const ERROR_DETAIL_BYTES = 512;
+
+export interface HoldOptions {
+  /** The subscription's workflow, which the activity signals. */
+  workflowId: string;
+  /** Numbers this run of the activity: the workflow ignores a late "subscribed" from an earlier one. */
+  hold: number;
+  /** End by itself after this long, so the workflow can start a fresh one (and continue as new). */
+  holdForMs: number;
+}
+
+/** A hold that ended by itself after `holdForMs`. Every other end is a failure (or a cancellation). */
+export interface HoldEnd {
+  at: number;
+}
+
+/** A failed hold: its classification, and when the subscription was lost (and had been made, if it was). */
+export interface HoldFailureDetails extends AttemptFailureDetails {
+  lostAt: number;
+  subscribedAt: number | null;
+}
+
+/** The heartbeat of a hold: its last sign of life tells the workflow when a lost worker lost the subscription. */
+export interface HoldHeartbeat {
+  at: number;
+  subscribedAt: number | null;
+}
+
+/** What handing one command to the callback gave. */
+export interface HandOff {
+  code: string;
+  reason: string;
+  durationMs: number;
+  /** The callback's HTTP status. */
+  httpStatus: number;
+  /** The two-way command's response, ready to start as a delivery; null for a one-way command. */
+  response: Delivery | null;
+}
+
+export function brokerEndpoint(sub: CommandSubscription): MqttEndpoint {
+  return { url: sub.broker.url, protocolVersion: sub.broker.protocolVersion, credential: sub.broker.credential, tls: sub.broker.tls };
+}
+
+/** The message id a command carries to the callback: its request id, else its number in the subscription. */
+export function commandMessageId(sub: Pick<CommandSubscription, 'subscriptionId'>, command: Pick<ReceivedCommand, 'requestId' | 'seq'>): string {
+  return command.requestId ?? `${sub.subscriptionId}#${command.seq}`;
+}
+
+export function createSubscriptionActivities(deps: { http: Dispatcher; mqtt: MqttPool }) {
+  return {
+    /**
+     * Holds a device's command subscription: connects with the subscription's own client id and a
+     * session that outlives a dropped connection, subscribes at QoS 1, signals the workflow once
+     * subscribed and for each command (acknowledging it to the broker only once the workflow has it), and
+     * heartbeats. Returns after `holdForMs`; fails, classified, when connecting or subscribing fails or
+     * the connection drops; the workflow resubscribes with its backoff. Never reconnects by itself.
+     */
+    async holdSubscription(sub: CommandSubscription, options: HoldOptions): Promise<HoldEnd> {
+      const ctx = Context.current();
+      const workflow = ctx.client.workflow.getHandle(options.workflowId);
+      const v5 = sub.broker.protocolVersion === '5';
+      const started = performance.now();
+      const connected = await deps.mqtt.connectDedicated(brokerEndpoint(sub), {
+        clientId: sub.broker.clientId,
+        clean: false,
+        sessionExpirySeconds: SESSION_EXPIRY_SECONDS,
+        timeoutMs: sub.broker.timeout,
+      });
+      if (!connected.ok) throw holdFailure(classify(connected.outcome), started, null);
+      const client = connected.client;
+      let subscribedAt: number | null = null;
+
+      return new Promise<HoldEnd>((resolve, reject) => {
+        let ended = false;
+        let ending: TransportOutcome | undefined;
+        const end = (result: { ok: HoldEnd } | { err: unknown }) => {
+          if (ended) return;
+          ended = true;
+          clearInterval(beat);
+          clearTimeout(rotation);
+          clearTimeout(subackTimer);
+          // a planned end says goodbye (the session stays, for the next hold); a failed one just closes
+          client.end(!('ok' in result) || !client.connected);
+          if ('ok' in result) resolve(result.ok);
+          else reject(result.err);
+        };
+        const lost = (c: Classification) => end({ err: holdFailure(c, started, subscribedAt) });
+
+        client.on('packetreceive', (packet) => {
+          if (packet.cmd !== 'disconnect') return;
+          const props = packet.properties;
+          ending = { kind: 'mqtt5', packet: 'disconnect', reasonCode: packet.reasonCode ?? 0, ...(props?.reasonString && { reasonString: props.reasonString }), ...(props?.serverReference && { serverReference: props.serverReference }) };
+        });
+        client.on('error', (err) => {
+          ending ??= mqttOutcome(err, v5, 'disconnect', 0);
+        });
+        client.once('close', () => lost(classify(ending ?? { kind: 'mqtt-closed', message: 'the connection to the broker closed' })));
+
+        // mqtt.js sends a QoS 1 command's PUBACK once this calls back: only after the workflow recorded it,
+        // so a command is never lost between the broker and the workflow (the broker resends it otherwise)
+        client.handleMessage = (packet, done) => {
+          const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+          const text = isUtf8(payload);
+          const { requestId, name } = parseCommandTopic(packet.topic);
+          const command: Omit<ReceivedCommand, 'seq'> = {
+            topic: packet.topic,
+            requestId,
+            name,
+            payload: payload.toString(text ? 'utf8' : 'base64'),
+            encoding: text ? 'utf8' : 'base64',
+            contentType: packet.properties?.contentType ?? null,
+            receivedAt: Date.now(),
+          };
+          workflow.signal(commandReceivedSignal, { hold: options.hold, command }).then(
+            () => done(),
+            (err: unknown) => {
+              done(err as Error);
+              lost(internal(`a received command could not be recorded in the workflow: ${(err as Error).message}`));
+            },
+          );
+        };
+
+        const subackTimer = setTimeout(() => lost(classify({ kind: 'timeout', afterMs: sub.broker.timeout })), sub.broker.timeout);
+        client.subscribe(sub.broker.topic, { qos: 1 }, (err, _granted, packet) => {
+          clearTimeout(subackTimer);
+          if (ended) return;
+          const code = (packet?.granted as number[] | undefined)?.[0];
+          if (typeof code === 'number' && code >= 0x80) {
+            const reasonString = packet?.properties?.reasonString;
+            return lost(classify({ kind: 'mqtt5', packet: 'suback', reasonCode: code, ...(reasonString && { reasonString }) }));
+          }
+          if (err) return lost(classify(mqttOutcome(err, v5, 'suback', sub.broker.timeout)));
+          subscribedAt = Date.now();
+          ctx.heartbeat({ at: subscribedAt, subscribedAt } satisfies HoldHeartbeat);
+          workflow.signal(subscribedSignal, { hold: options.hold, at: subscribedAt }).catch((e: unknown) => lost(internal(`could not tell the workflow: ${(e as Error).message}`)));
+        });
+
+        const beat = setInterval(() => ctx.heartbeat({ at: Date.now(), subscribedAt } satisfies HoldHeartbeat), HEARTBEAT_MS);
+        const rotation = setTimeout(() => end({ ok: { at: Date.now() } }), options.holdForMs);
+        ctx.cancelled.catch((reason: unknown) => end({ err: handedBack(reason, started, subscribedAt) }));
+      });
+    },
+
+    /**
+     * Hands one command to the callback (an HTTP POST of its payload), classified like a delivery attempt;
+     * for a two-way command, the callback's answer becomes the command's response delivery.
+     */
+    async handCommand(sub: CommandSubscription, command: ReceivedCommand, attempt: number): Promise<HandOff> {
+      const started = performance.now();
+      const headers: Record<string, string> = {
+        ...sub.callback.headers,
+        'content-type': command.contentType ?? (command.encoding === 'utf8' ? 'text/plain; charset=utf-8' : 'application/octet-stream'),
+        'message-id': commandMessageId(sub, command),
+        'delivery-attempt': String(attempt),
+        'command-name': command.name,
+        'command-topic': command.topic,
+        tenant: sub.tenant,
+        device: sub.device,
+        ...(command.requestId !== null && { 'command-request-id': command.requestId }),
+      };
+      const signal = AbortSignal.timeout(sub.callback.timeout);
+      let outcome: TransportOutcome;
+      let answer: { body: string; headers: Record<string, string | string[] | undefined>; status: number } | undefined;
+      try {
+        const res = await request(sub.callback.url, {
+          method: 'POST',
+          headers,
+          body: command.encoding === 'base64' ? Buffer.from(command.payload, 'base64') : command.payload,
+          dispatcher: deps.http,
+          signal,
+        });
+        const body = await readUpTo(res.body, MAX_RESPONSE_BYTES + 1);
+        answer = { body, headers: res.headers, status: res.statusCode };
+        outcome = { kind: 'http', status: res.statusCode, headers: res.headers, ...(res.statusCode >= 400 && body && { detail: body.slice(0, ERROR_DETAIL_BYTES) }) };
+      } catch (err) {
+        outcome = httpOutcome(err, sub.callback.timeout, signal.aborted);
+      }
+      const durationMs = performance.now() - started;
+      const c = classify(outcome);
+      if (c.class !== 'success' || !answer) throw failureOf(c, durationMs);
+      let response: Delivery | null = null;
+      if (command.requestId !== null) {
+        const status = commandStatusOf(answer.headers['command-status']) ?? answer.status;
+        const contentType = answer.headers['content-type'];
+        try {
+          response = responseDelivery(sub, { requestId: command.requestId, status, payload: answer.body, contentType: Array.isArray(contentType) ? contentType[0] : contentType });
+        } catch (err) {
+          if (!(err instanceof InvalidInputError)) throw err;
+          throw failureOf({ class: 'client', retryable: false, code: 'invalid-response', reason: `the callback's answer cannot go out as the command's response: ${err.problems.map((p) => `${p.field} ${p.message}`).join('; ')}` }, durationMs);
+        }
+      }
+      return { code: c.code, reason: c.reason, durationMs, httpStatus: answer.status, response };
+    },
+
+    /**
+     * Ends the subscription for good: connects with its client id and a clean start, which makes the
+     * broker drop its session (subscription and queued commands) and any connection still holding it.
+     */
+    async releaseSubscription(sub: CommandSubscription): Promise<void> {
+      const started = performance.now();
+      const connected = await deps.mqtt.connectDedicated(brokerEndpoint(sub), { clientId: sub.broker.clientId, clean: true, sessionExpirySeconds: 0, timeoutMs: sub.broker.timeout });
+      if (!connected.ok) throw failureOf(classify(connected.outcome), performance.now() - started);
+      await new Promise<void>((resolve) => connected.client.end(false, {}, () => resolve()));
+    },
+  };
+}
+
+function failureOf(c: Classification, durationMs: number): ApplicationFailure {
+  const details: AttemptFailureDetails = { ...c, durationMs };
+  return ApplicationFailure.create({ type: c.class === 'success' ? FAILURE_TYPES.server : FAILURE_TYPES[c.class], message: c.reason, nonRetryable: !c.retryable, details: [details] });
+}
+
+function holdFailure(c: Classification, started: number, subscribedAt: number | null): ApplicationFailure {
+  const details: HoldFailureDetails = { ...c, durationMs: performance.now() - started, lostAt: Date.now(), subscribedAt };
+  return ApplicationFailure.create({ type: c.class === 'success' ? FAILURE_TYPES.server : FAILURE_TYPES[c.class], message: c.reason, nonRetryable: !c.retryable, details: [details] });
+}
+
+function internal(reason: string): Classification {
+  return { class: 'server', retryable: true, code: 'internal-error', reason };
+}
+
+/**
+ * A worker shutting down cancels the hold: that is a lost subscription (resubscribed by another worker
+ * after the backoff), not the workflow's cancellation. Any other cancellation stays one.
+ */
+function handedBack(reason: unknown, started: number, subscribedAt: number | null): Error {
+  if (!(reason instanceof CancelledFailure) || reason.message !== 'WORKER_SHUTDOWN') return reason instanceof Error ? reason : new CancelledFailure(String(reason));
+  return holdFailure({ class: 'connection', retryable: true, code: 'worker-shutdown', reason: 'the worker holding the subscription shut down; it is resubscribed' }, started, subscribedAt);
+}
+
+/** The body as text, at most `limit` bytes of it (the rest is read and dropped, so the connection can be reused). */
+async function readUpTo(body: AsyncIterable<Buffer>, limit: number): Promise<string> {
+  const kept: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    if (size < limit) kept.push(chunk.subarray(0, limit - size));
+    size += chunk.length;
+  }
+  return Buffer.concat(kept).toString('utf8');
+}

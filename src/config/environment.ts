@@ -1,0 +1,55 @@
+/** Who reads a variable: a worker, a client (Redeliver.connect and every CLI command that talks to Temporal), the codec server. */
+export type Reader = 'worker' | 'client' | 'codec-server';
+
+export interface EnvironmentVariable {
+  name: string;
+  readBy: readonly Reader[];
+  meaning: string;
+  default: string;
+}
+
+const BOTH: readonly Reader[] = ['worker', 'client'];
+
+/**
+ * Every environment variable redeliver reads, once, with its meaning and default: docs/deploying.md shows
+ * this table, and the tests check the Dockerfile and docker-compose.yml against it. The `TEMPORAL_*`
+ * variables are Temporal's own, read through @temporalio/envconfig as the Temporal CLI and SDKs read them.
+ */
+export const ENVIRONMENT: readonly EnvironmentVariable[] = [
+  { name: 'TEMPORAL_ADDRESS', readBy: BOTH, meaning: 'host:port of the Temporal frontend; Temporal Cloud: `<namespace>.<account>.tmprl.cloud:7233` (mTLS) or the regional endpoint (API key)', default: '`localhost:7233`' },
+  { name: 'TEMPORAL_NAMESPACE', readBy: BOTH, meaning: 'Temporal namespace', default: '`default`' },
+  { name: 'TEMPORAL_API_KEY', readBy: BOTH, meaning: 'API key (Temporal Cloud); turns TLS on', default: 'none' },
+  { name: 'TEMPORAL_TLS', readBy: BOTH, meaning: '`true` or `false`: TLS to the frontend', default: 'off, on with an API key or a TLS setting' },
+  { name: 'TEMPORAL_TLS_CLIENT_CERT_PATH', readBy: BOTH, meaning: 'mTLS client certificate, a PEM file (`…_DATA`: the PEM itself)', default: 'none' },
+  { name: 'TEMPORAL_TLS_CLIENT_KEY_PATH', readBy: BOTH, meaning: "the client certificate's private key, a PEM file (`…_DATA`: the PEM itself)", default: 'none' },
+  { name: 'TEMPORAL_TLS_CLIENT_CERT_DATA', readBy: BOTH, meaning: 'mTLS client certificate, PEM', default: 'none' },
+  { name: 'TEMPORAL_TLS_CLIENT_KEY_DATA', readBy: BOTH, meaning: "the client certificate's private key, PEM", default: 'none' },
+  { name: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH', readBy: BOTH, meaning: "CA that signed the server's certificate, a PEM file (`…_DATA`: the PEM itself)", default: 'the system trust store' },
+  { name: 'TEMPORAL_TLS_SERVER_CA_CERT_DATA', readBy: BOTH, meaning: "CA that signed the server's certificate, PEM", default: 'the system trust store' },
+  { name: 'TEMPORAL_TLS_SERVER_NAME', readBy: BOTH, meaning: "name to verify the server's certificate against (SNI)", default: 'the host of `TEMPORAL_ADDRESS`' },
+  { name: 'TEMPORAL_GRPC_META_<NAME>', readBy: BOTH, meaning: 'a gRPC header sent with every call (`_` in the name becomes `-`)', default: 'none' },
+  { name: 'TEMPORAL_PROFILE', readBy: BOTH, meaning: 'profile to take from the config file; the variables above win over it', default: '`default`' },
+  { name: 'TEMPORAL_CONFIG_FILE', readBy: BOTH, meaning: "Temporal's TOML client configuration", default: '`~/.config/temporalio/temporal.toml` if it exists' },
+  { name: 'REDELIVER_TASK_QUEUE', readBy: BOTH, meaning: 'task queue the workers poll and the clients submit to', default: '`redeliver`' },
+  { name: 'REDELIVER_ENCRYPTION_KEYS', readBy: ['worker', 'client', 'codec-server'], meaning: 'payload encryption keys, `id:base64key,…` (32-byte AES-256-GCM keys; the first encrypts, all decrypt)', default: 'none: payloads are stored as they are' },
+  { name: 'REDELIVER_ENCRYPTION_KEYS_FILE', readBy: ['worker', 'client', 'codec-server'], meaning: 'a file holding the keys in the same form (a Docker or Kubernetes secret); instead of the variable above', default: 'none' },
+  { name: 'REDELIVER_MAX_CONCURRENT_ATTEMPTS', readBy: ['worker'], meaning: 'attempts in flight at once per worker', default: '200' },
+  { name: 'REDELIVER_MAX_CONCURRENT_WORKFLOW_TASKS', readBy: ['worker'], meaning: 'workflow tasks processed at once per worker', default: "the SDK's (40)" },
+  { name: 'REDELIVER_SHUTDOWN_GRACE', readBy: ['worker'], meaning: 'after SIGTERM, how long attempts in flight may go on before they are handed back (`ms` duration: `20s`, `1m`)', default: '`20s`' },
+  { name: 'REDELIVER_ALLOW_ADDRESSES', readBy: ['worker'], meaning: 'SSRF guard allow-list: range names (`loopback`, `private`, `link-local`, `cgnat`, `multicast`, `metadata`, `this-network`, `reserved`), CIDRs or addresses, comma-separated', default: 'none: public addresses only' },
+  { name: 'REDELIVER_MQTT_CREDENTIALS_<NAME>', readBy: ['worker'], meaning: 'the MQTT credential a target names (`credential: "<name>"`), as JSON `{"username": …, "password": …}`; read at connect time', default: 'none' },
+  { name: 'REDELIVER_MQTT_CREDENTIALS_FILE', readBy: ['worker'], meaning: 'a JSON file of MQTT credentials by name, for those without a variable of their own', default: 'none' },
+  { name: 'REDELIVER_WORKFLOW_BUNDLE', readBy: ['worker'], meaning: 'a pre-built workflow bundle (`redeliver bundle`); the image sets it', default: 'none: the worker bundles the workflows at start' },
+  { name: 'REDELIVER_PROMETHEUS_ADDRESS', readBy: ['worker'], meaning: "bind address of the SDK's Prometheus endpoint, `host:port` (metrics at `/metrics`)", default: 'none: no metrics' },
+  { name: 'REDELIVER_HEALTH_ADDRESS', readBy: ['worker'], meaning: 'bind address of the health endpoint `/healthz` (200 while polling, 503 once stopping)', default: 'none' },
+  { name: 'REDELIVER_LOG_LEVEL', readBy: ['worker'], meaning: '`TRACE`, `DEBUG`, `INFO`, `WARN` or `ERROR`', default: '`WARN`' },
+  { name: 'OTEL_TRACES_EXPORTER', readBy: ['worker'], meaning: '`none`, `console` or `otlp` (needs an OTLP exporter package installed beside redeliver; reads `OTEL_EXPORTER_OTLP_*`)', default: '`none`' },
+  { name: 'OTEL_SERVICE_NAME', readBy: ['worker'], meaning: 'service name on the spans', default: '`redeliver-worker`' },
+  { name: 'REDELIVER_CODEC_AUTHORIZATION', readBy: ['codec-server'], meaning: 'the exact `Authorization` header value every /encode and /decode request must carry', default: 'none: no check' },
+  { name: 'REDELIVER_CODEC_CORS_ORIGINS', readBy: ['codec-server'], meaning: "origins of the Temporal UI allowed to call the codec server from operators' browsers, comma-separated", default: 'none' },
+];
+
+/** Whether `name` is one of the variables above (`TEMPORAL_GRPC_META_<NAME>` stands for a family). */
+export function isKnownVariable(name: string): boolean {
+  return ENVIRONMENT.some((v) => (v.name.endsWith('<NAME>') ? name.startsWith(v.name.slice(0, -'<NAME>'.length)) && name.length > v.name.length - 6 : v.name === name));
+}

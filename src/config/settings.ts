@@ -1,0 +1,89 @@
+import { existsSync } from 'node:fs';
+import type { LogLevel } from '@temporalio/worker';
+import { readKeyRing, type KeyRing } from '../encryption/keys';
+import { parseDuration } from '../policy/duration';
+import { TRACES_EXPORTERS, type TracesExporter } from '../telemetry/tracing';
+import { AddressGuard } from '../transports/address-guard';
+import { EnvReader, type Environment } from './errors';
+import { readTemporalConnection, type TemporalConnectionConfig } from './temporal';
+
+export const DEFAULT_TASK_QUEUE = 'redeliver';
+export const DEFAULT_MAX_CONCURRENT_ATTEMPTS = 200;
+export const DEFAULT_SHUTDOWN_GRACE_MS = 20_000;
+export const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
+
+/** What a client (Redeliver.connect, the CLI) takes from the environment. */
+export interface ClientSettings {
+  temporal: TemporalConnectionConfig;
+  taskQueue: string;
+  /** Payload encryption; none when no key is configured. */
+  encryptionKeys?: KeyRing;
+}
+
+/** What a worker takes from the environment (docs/deploying.md lists the variables). */
+export interface WorkerSettings extends ClientSettings {
+  maxConcurrentAttempts: number;
+  maxConcurrentWorkflowTasks?: number;
+  shutdownGraceMs: number;
+  allowAddresses: AddressGuard;
+  workflowBundlePath?: string;
+  prometheusAddress?: string;
+  healthAddress?: string;
+  logLevel: LogLevel;
+  tracesExporter: TracesExporter;
+  serviceName: string;
+}
+
+/** The client's settings; throws a ConfigError naming every bad variable. */
+export function clientSettingsFromEnv(env: Environment = process.env): ClientSettings {
+  const reader = new EnvReader(env);
+  const settings = readClientSettings(reader);
+  reader.done();
+  return settings;
+}
+
+/** The worker's settings; throws a ConfigError naming every bad variable, all at once. */
+export function workerSettingsFromEnv(env: Environment = process.env): WorkerSettings {
+  const reader = new EnvReader(env);
+  const client = readClientSettings(reader);
+  const shutdownGrace = reader.string('REDELIVER_SHUTDOWN_GRACE');
+  const graceMs = shutdownGrace === undefined ? DEFAULT_SHUTDOWN_GRACE_MS : parseDuration(shutdownGrace);
+  if (graceMs === undefined || graceMs < 0) reader.problem('REDELIVER_SHUTDOWN_GRACE', `must be a duration such as 20s or 1m (a bare number is ms), got ${JSON.stringify(shutdownGrace)}`);
+
+  let allowAddresses = AddressGuard.DEFAULT;
+  try {
+    allowAddresses = AddressGuard.parse(reader.string('REDELIVER_ALLOW_ADDRESSES'), 'REDELIVER_ALLOW_ADDRESSES');
+  } catch (err) {
+    reader.problem('REDELIVER_ALLOW_ADDRESSES', (err as Error).message.replace(/^REDELIVER_ALLOW_ADDRESSES: /, ''));
+  }
+
+  const workflowBundlePath = reader.string('REDELIVER_WORKFLOW_BUNDLE');
+  if (workflowBundlePath !== undefined && !existsSync(workflowBundlePath)) reader.problem('REDELIVER_WORKFLOW_BUNDLE', `no file at ${JSON.stringify(workflowBundlePath)} (build one with \`redeliver bundle --out FILE\`)`);
+
+  const example = '0.0.0.0:9464';
+  const settings: WorkerSettings = {
+    ...client,
+    maxConcurrentAttempts: reader.positiveInt('REDELIVER_MAX_CONCURRENT_ATTEMPTS', DEFAULT_MAX_CONCURRENT_ATTEMPTS),
+    shutdownGraceMs: graceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
+    allowAddresses,
+    logLevel: reader.oneOf('REDELIVER_LOG_LEVEL', LOG_LEVELS, 'WARN'),
+    tracesExporter: reader.oneOf('OTEL_TRACES_EXPORTER', TRACES_EXPORTERS, 'none'),
+    serviceName: reader.string('OTEL_SERVICE_NAME') ?? 'redeliver-worker',
+  };
+  const workflowTasks = reader.positiveInt('REDELIVER_MAX_CONCURRENT_WORKFLOW_TASKS');
+  if (workflowTasks !== undefined) settings.maxConcurrentWorkflowTasks = workflowTasks;
+  if (workflowBundlePath !== undefined) settings.workflowBundlePath = workflowBundlePath;
+  const prometheus = reader.hostPort('REDELIVER_PROMETHEUS_ADDRESS', example);
+  if (prometheus !== undefined) settings.prometheusAddress = prometheus;
+  const health = reader.hostPort('REDELIVER_HEALTH_ADDRESS', '0.0.0.0:8080');
+  if (health !== undefined) settings.healthAddress = health;
+  reader.done();
+  return settings;
+}
+
+function readClientSettings(reader: EnvReader): ClientSettings {
+  const temporal = readTemporalConnection(reader);
+  const taskQueue = reader.string('REDELIVER_TASK_QUEUE') ?? DEFAULT_TASK_QUEUE;
+  const encryptionKeys = readKeyRing(reader);
+  return { temporal, taskQueue, ...(encryptionKeys && { encryptionKeys }) };
+}

@@ -1,0 +1,15 @@
+import type { DataConverter } from '@temporalio/common';
+import { AesGcmPayloadCodec } from './codec';
+import type { KeyRing } from './keys';
+
+/**
+ * The data converter for a key ring: payloads (message bodies, targets with their credentials, results,
+ * memo, summaries) and failure messages are encrypted before they leave the process. The client, the
+ * worker and every tool reading histories must use the same keys.
+ */
+export function encryptingDataConverter(keys: KeyRing): DataConverter {
+  return {
+    payloadCodecs: [new AesGcmPayloadCodec(keys)],
+    failureConverterPath: require.resolve('./failure-converter'),
+  };
+}

@@ -1,0 +1,186 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { SubscriptionHandle } from '../../src/subscriptions';
+import { Subscriptions } from '../../src/subscriptions';
+import { startMosquitto, watch, type Mosquitto, type Watcher } from '../support/mosquitto';
+import { startHarness, type Harness } from '../support/temporal';
+import { waitFor } from '../support/wait';
+
+const USERS = {
+  gateway: { username: 'gateway', password: 'gateway-secret', acl: ['read command/+/+/req/#', 'write command///res/#'] },
+  backend: { username: 'backend', password: 'backend-secret', acl: ['readwrite #'] },
+};
+
+interface Call {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** The application's command endpoint: records each call; `answer` decides the response (default 200 + Command-Status 200). */
+async function startCallback() {
+  const calls: Call[] = [];
+  let answer = (_call: Call, res: http.ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'command-status': '200' }).end('{"ok":true}');
+  };
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      const call = { headers: req.headers, body };
+      calls.push(call);
+      answer(call, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/commands`,
+    calls,
+    answerWith(fn: typeof answer) {
+      answer = fn;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+let broker: Mosquitto;
+let h: Harness;
+let subscriptions: Subscriptions;
+let callback: Awaited<ReturnType<typeof startCallback>>;
+let backend: Watcher;
+const started: SubscriptionHandle[] = [];
+
+beforeAll(async () => {
+  process.env.REDELIVER_MQTT_CREDENTIALS_GATEWAY = JSON.stringify({ username: USERS.gateway.username, password: USERS.gateway.password });
+  [broker, h, callback] = await Promise.all([startMosquitto({ users: Object.values(USERS) }), startHarness(), startCallback()]);
+  subscriptions = new Subscriptions(h.client, { taskQueue: h.taskQueue });
+});
+afterAll(async () => {
+  // a subscription left running would keep resubscribing: stop what a failed test left behind
+  await Promise.all(started.map((s) => s.stop('test over').catch(() => undefined)));
+  await backend?.close();
+  await h?.stop();
+  await callback?.close();
+  await broker?.stop();
+});
+
+const BACKOFF = { jitter: 'none', initial: '200ms', min: '200ms', multiplier: 2, max: '1s' } as const;
+const start = async (device: string, extra: object = {}) => {
+  const handle = await subscriptions.start({
+    tenant: 'acme',
+    device,
+    broker: { url: broker.url, credential: 'gateway' },
+    callback: callback.url,
+    policy: BACKOFF,
+    downtimeThreshold: '1s',
+    ...extra,
+  });
+  started.push(handle);
+  return handle;
+};
+const sendCommand = (device: string, requestId: string, name: string, payload: string) =>
+  backend.client.publishAsync(`command/acme/${device}/req/${requestId}/${name}`, payload, { qos: 1, properties: { contentType: 'application/json' } });
+const callsFor = (requestId: string) => callback.calls.filter((c) => c.headers['command-request-id'] === requestId);
+const durationMs = (d: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(d?.seconds ?? 0) * 1000 + Math.round((d?.nanos ?? 0) / 1e6);
+
+/** The waits the workflow planned before each new subscription attempt: the timer right after each failed hold. */
+async function resubscribeWaits(handle: SubscriptionHandle): Promise<number[]> {
+  const events = (await handle.workflow.fetchHistory()).events!;
+  const typeOf = new Map(events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes!.activityType!.name]));
+  const waits: number[] = [];
+  let afterFailedHold = false;
+  for (const e of events) {
+    if (e.activityTaskFailedEventAttributes) afterFailedHold = typeOf.get(String(e.activityTaskFailedEventAttributes.scheduledEventId)) === 'holdSubscription';
+    if (e.timerStartedEventAttributes && afterFailedHold) {
+      waits.push(durationMs(e.timerStartedEventAttributes.startToFireTimeout));
+      afterFailedHold = false;
+    }
+  }
+  return waits;
+}
+
+test('a command reaches the callback and its answer goes out as a command response; after the broker restarts, too', async () => {
+  const device = `sensor-${randomUUID().slice(0, 8)}`;
+  const handle = await start(device);
+  await waitFor(() => handle.status(), (s) => s.state === 'subscribed', 10_000, 'the subscription');
+  backend = await watch(broker.url, USERS.backend, 'command///res/#');
+
+  // the callback is down for the first hand-off: it is retried with the backoff
+  let first = true;
+  callback.answerWith((_call, res) => {
+    if (first) {
+      first = false;
+      res.writeHead(503).end();
+    } else res.writeHead(200, { 'content-type': 'application/json', 'command-status': '200' }).end('{"ok":true}');
+  });
+  await sendCommand(device, 'r-1', 'setTemp', '{"t":22}');
+  await waitFor(async () => backend.seen.filter((m) => m.topic === 'command///res/r-1/200'), (r) => r.length === 1, 10_000, 'the response to r-1');
+  expect(callsFor('r-1').map((c) => [c.headers['delivery-attempt'], c.headers['command-name'], c.headers['message-id'], c.headers['content-type'], c.body])).toEqual([
+    ['1', 'setTemp', 'r-1', 'application/json', '{"t":22}'],
+    ['2', 'setTemp', 'r-1', 'application/json', '{"t":22}'],
+  ]);
+  expect(backend.seen.find((m) => m.topic === 'command///res/r-1/200')).toMatchObject({ payload: '{"ok":true}', qos: 1, userProperties: { 'message-id': 'response-r-1' } });
+  const afterFirst = await handle.status();
+  expect(afterFirst.commands).toEqual({ received: 1, handed: 1, responded: 1, failed: 0, queued: 0 });
+  expect(afterFirst.recentCommands[0]).toMatchObject({ requestId: 'r-1', name: 'setTemp', outcome: 'responded', status: 200, responseId: `delivery/acme/${device}/response-r-1` });
+  // the response is a delivery like any other
+  expect(await h.redeliver.getHandle(`delivery/acme/${device}/response-r-1`).result()).toMatchObject({ outcome: 'delivered' });
+
+  // the broker dies and stays away past the downtime threshold (1 s here; the guide's 1 min by default)
+  await broker.kill();
+  await waitFor(() => handle.status(), (s) => s.state === 'waiting' && !!s.downtime.current?.countsAsDowntime, 15_000, 'a lost subscription counted as downtime');
+  await broker.start();
+  const again = await waitFor(() => handle.status(), (s) => s.state === 'subscribed' && s.holds > afterFirst.holds, 15_000, 'the subscription again');
+  expect(again.downtime).toMatchObject({ outages: 1, current: null, periods: [expect.objectContaining({ reason: expect.stringMatching(/closed|ECONNRESET/) })] });
+  expect(again.downtime.periods[0]!.durationMs).toBeGreaterThan(1_000);
+  expect(again.downtime.totalMs).toBe(again.downtime.periods[0]!.durationMs);
+
+  await backend.close();
+  backend = await watch(broker.url, USERS.backend, 'command///res/#');
+  await sendCommand(device, 'r-2', 'setTemp', '{"t":23}');
+  await waitFor(async () => backend.seen.filter((m) => m.topic === 'command///res/r-2/200'), (r) => r.length === 1, 10_000, 'the response to r-2');
+  expect(callsFor('r-2')).toHaveLength(1);
+
+  // every resubscription waited as the policy says: 200 ms, 400 ms, 800 ms, then 1 s (its max)
+  const waits = await resubscribeWaits(handle);
+  expect(waits.length).toBeGreaterThanOrEqual(2);
+  expect(waits).toEqual([200, 400, 800, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000].slice(0, waits.length));
+
+  const result = await handle.stop('test over');
+  expect(result).toMatchObject({ outcome: 'stopped', reason: 'test over', commands: { received: 2, handed: 2, responded: 2, failed: 0, queued: 0 } });
+  expect(result.downtime.periods).toHaveLength(1);
+  expect((await handle.status()).state).toBe('stopped');
+});
+
+test('a one-way command is handed over without a response; a command that comes twice (same request id) is handed over once', async () => {
+  const device = `sensor-${randomUUID().slice(0, 8)}`;
+  const handle = await start(device);
+  await waitFor(() => handle.status(), (s) => s.state === 'subscribed', 10_000, 'the subscription');
+  callback.answerWith((_call, res) => res.writeHead(204).end());
+  backend ??= await watch(broker.url, USERS.backend);
+  await backend.client.publishAsync(`command/acme/${device}/req//reboot`, 'now', { qos: 1 });
+  await sendCommand(device, 'r-9', 'ping', '{}');
+  await sendCommand(device, 'r-9', 'ping', '{}');
+  await waitFor(() => handle.status(), (s) => s.commands.handed === 2 && s.commands.queued === 0, 10_000, 'both commands handed over');
+  const reboot = callback.calls.find((c) => c.headers['command-name'] === 'reboot');
+  expect(reboot?.headers['command-request-id']).toBeUndefined();
+  expect(reboot?.body).toBe('now');
+  expect(callsFor('r-9')).toHaveLength(1);
+  const status = await handle.status();
+  expect(status.commands).toMatchObject({ received: 2, handed: 2, responded: 1 });
+  expect(status.recentCommands.map((c) => [c.name, c.outcome])).toEqual([
+    ['reboot', 'handed'],
+    ['ping', 'responded'],
+  ]);
+  await handle.stop();
+});
+
+test('a subscription whose credentials the broker refuses: rejected, with the time it was down', async () => {
+  process.env.REDELIVER_MQTT_CREDENTIALS_WRONG = JSON.stringify({ username: USERS.gateway.username, password: 'not-the-password' });
+  const handle = await start(`sensor-${randomUUID().slice(0, 8)}`, { broker: { url: broker.url, credential: 'wrong' } });
+  const result = await handle.result();
+  expect(result).toMatchObject({ outcome: 'rejected', lastError: { class: 'client', code: expect.stringMatching(/^mqtt-0x8[67]$/) } });
+  expect(result.reason).toMatch(/CONNACK/);
+  // never subscribed: no outage, and a spell far below the threshold is no downtime
+  expect(result.downtime).toMatchObject({ outages: 0, totalMs: 0, periods: [], current: null });
+});

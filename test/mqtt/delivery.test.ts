@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import type { DeliveryHandle } from '../../src/client';
+import type { DeliveryInput } from '../../src/delivery/types';
+import { startMosquitto, watch, type Mosquitto, type Watcher } from '../support/mosquitto';
+import { freePort } from '../support/ports';
+import { startHarness, type Harness } from '../support/temporal';
+import { waitFor } from '../support/wait';
+
+const USERS = {
+  device: { username: 'gateway', password: 'gateway-secret', acl: ['write telemetry/#', 'write event/#', 'write command///res/#'] },
+  observer: { username: 'observer', password: 'observer-secret', acl: ['readwrite #'] },
+};
+
+let broker: Mosquitto;
+let h: Harness;
+const watchers: Watcher[] = [];
+
+beforeAll(async () => {
+  // the worker resolves credentials by name from its environment: the delivery carries only the name
+  process.env.REDELIVER_MQTT_CREDENTIALS_GATEWAY = JSON.stringify({ username: USERS.device.username, password: USERS.device.password });
+  process.env.REDELIVER_MQTT_CREDENTIALS_WRONG = JSON.stringify({ username: USERS.device.username, password: 'not-the-password' });
+  [broker, h] = await Promise.all([startMosquitto({ users: Object.values(USERS) }), startHarness()]);
+});
+afterEach(async () => {
+  await Promise.all(watchers.splice(0).map((w) => w.close()));
+  broker.thaw();
+  if (!broker.running()) await broker.start();
+});
+afterAll(async () => {
+  await h?.stop();
+  await broker?.stop();
+});
+
+const device = () => `sensor-${randomUUID().slice(0, 8)}`;
+const observe = async (filter: string) => {
+  const w = await watch(broker.url, USERS.observer, filter);
+  watchers.push(w);
+  return w;
+};
+const submit = (input: Partial<DeliveryInput> & Pick<DeliveryInput, 'kind'>) =>
+  h.redeliver.submit({
+    tenant: 'acme',
+    device: device(),
+    messageId: randomUUID(),
+    payload: { t: 21.5 },
+    target: { url: broker.url, credential: 'gateway' },
+    ...input,
+  } as DeliveryInput);
+const durationMs = (d: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(d?.seconds ?? 0) * 1000 + Math.round((d?.nanos ?? 0) / 1e6);
+const timersOf = async (handle: DeliveryHandle) =>
+  (await handle.workflow.fetchHistory()).events!.filter((e) => e.timerStartedEventAttributes).map((e) => durationMs(e.timerStartedEventAttributes!.startToFireTimeout));
+
+test("QoS 1 event: delivered on the broker's PUBACK, on Hono's topic, the message id as an MQTT 5 user property", async () => {
+  const dev = device();
+  const watcher = await observe(`event/acme/${dev}`);
+  const handle = await submit({ kind: 'event', device: dev });
+  const result = await handle.result();
+  expect(result).toMatchObject({ outcome: 'delivered', attempts: 1 });
+  const status = await handle.status();
+  expect(status.endpoint).toBe(`127.0.0.1:${broker.port}`);
+  await waitFor(async () => watcher.seen.length, (n) => n >= 1, 5_000, 'the message at the receiver');
+  expect(watcher.seen).toEqual([
+    {
+      topic: `event/acme/${dev}`,
+      payload: '{"t":21.5}',
+      qos: 1,
+      contentType: 'application/json',
+      userProperties: { 'message-id': result.messageId, 'delivery-attempt': '1' },
+    },
+  ]);
+  // the worker's history holds the credential's name, never the secret
+  expect(JSON.stringify(await handle.workflow.fetchHistory())).not.toContain(USERS.device.password);
+});
+
+test('QoS 1 telemetry over MQTT 3.1.1: delivered on the PUBACK (3.1.1 carries no user properties)', async () => {
+  const dev = device();
+  const watcher = await observe(`telemetry/acme/${dev}`);
+  const result = await (await submit({ kind: 'telemetry', device: dev, target: { url: broker.url, credential: 'gateway', protocolVersion: '3.1.1' } })).result();
+  expect(result).toMatchObject({ outcome: 'delivered', attempts: 1 });
+  await waitFor(async () => watcher.seen.length, (n) => n >= 1, 5_000, 'the message at the receiver');
+  expect(watcher.seen[0]).toMatchObject({ topic: `telemetry/acme/${dev}`, qos: 1, userProperties: {} });
+});
+
+test('QoS 0 telemetry: sent exactly once; with the broker away, dropped after its one attempt', async () => {
+  const dev = device();
+  const watcher = await observe(`telemetry/acme/${dev}`);
+  const handle = await submit({ kind: 'telemetry', qos: 0, device: dev, payload: 'qos0' });
+  expect(await handle.result()).toMatchObject({ outcome: 'delivered', attempts: 1 });
+  expect((await handle.status()).lastAttemptAt).not.toBeNull();
+  // a QoS 1 message after it on the same connection: once the receiver has that, it has all the QoS 0 there is
+  await (await submit({ kind: 'telemetry', device: dev, payload: 'after' })).result();
+  await waitFor(async () => watcher.seen.map((m) => m.payload), (p) => p.includes('after'), 5_000, 'the QoS 1 message behind it');
+  expect(watcher.seen.filter((m) => m.payload === 'qos0')).toEqual([expect.objectContaining({ qos: 0 })]);
+
+  const nowhere = `mqtt://127.0.0.1:${await freePort()}`;
+  const dropped = await (await submit({ kind: 'telemetry', qos: 0, target: { url: nowhere, credential: 'gateway' } })).result();
+  expect(dropped).toMatchObject({ outcome: 'dropped', attempts: 1, lastError: { class: 'connection', code: 'net-ECONNREFUSED' } });
+});
+
+test("broker down, then up: delivered after reconnecting, each attempt after the policy's wait", async () => {
+  await broker.stop();
+  const policy = { jitter: 'none', initial: '200ms', min: '200ms', multiplier: 2, max: '800ms' } as const;
+  const handle = await submit({ kind: 'event', policy });
+  await waitFor(() => handle.status(), (s) => s.attempts >= 3, 15_000, 'three refused attempts');
+  await broker.start();
+  const result = await handle.result();
+  expect(result.outcome).toBe('delivered');
+  expect(result.lastError).toMatchObject({ class: 'connection', code: 'net-ECONNREFUSED' });
+
+  // one durable timer per failed attempt, exactly the policy's waits: no attempt in between, no tight loop
+  const timers = await timersOf(handle);
+  expect(timers).toHaveLength(result.attempts - 1);
+  expect(timers).toEqual([200, 400, 800, 800, 800, 800, 800, 800, 800, 800].slice(0, timers.length));
+  const history = await handle.workflow.fetchHistory();
+  const started = history.events!.filter((e) => e.activityTaskStartedEventAttributes).map((e) => Number(e.eventTime!.seconds) * 1000 + Math.round((e.eventTime!.nanos ?? 0) / 1e6));
+  for (let i = 1; i < started.length; i++) expect(started[i]! - started[i - 1]!).toBeGreaterThanOrEqual(timers[i - 1]! - 5);
+});
+
+test('a wrong password: refused at CONNACK, rejected after one attempt', async () => {
+  const result = await (await submit({ kind: 'event', target: { url: broker.url, credential: 'wrong' } })).result();
+  expect(result).toMatchObject({ outcome: 'rejected', attempts: 1, lastError: { class: 'client', code: expect.stringMatching(/^mqtt-0x8[67]$/) } });
+  expect(result.reason).toMatch(/CONNACK/);
+});
+
+test('not authorized to publish on the topic (MQTT 5 PUBACK 0x87): rejected after one attempt', async () => {
+  const result = await (await submit({ kind: 'event', target: { url: broker.url, credential: 'gateway', topic: 'alarms/{tenant}/{device}' } })).result();
+  expect(result).toMatchObject({ outcome: 'rejected', attempts: 1, lastError: { class: 'client', code: 'mqtt-0x87' } });
+  expect(result.reason).toMatch(/PUBACK 0x87 Not authorized/);
+});
+
+test('broker killed mid-delivery: delivered once it is back, with the same message id', async () => {
+  // an open connection in the pool, and a broker that takes the PUBLISH but never answers it
+  await (await submit({ kind: 'event' })).result();
+  broker.freeze();
+  const handle = await submit({ kind: 'event', policy: { jitter: 'none', initial: '300ms', min: '300ms', max: '300ms' } });
+  await waitFor(async () => h.mqtt.stats().inFlight, (n) => n === 1, 10_000, 'the attempt waiting for its PUBACK');
+  await broker.kill();
+  await waitFor(() => handle.status(), (s) => s.lastError?.class === 'connection', 10_000, 'the attempt to fail');
+  // hold the delivery while the receiver reconnects, so that it sees the message arrive
+  await handle.pause('receiver reconnecting');
+  const paused = await waitFor(() => handle.status(), (s) => s.state === 'paused', 10_000, 'the delivery to be paused');
+  // the attempt the kill broke: the connection closed under it
+  expect(paused.attemptLog[0]).toMatchObject({ attempt: 1, ok: false, code: expect.stringMatching(/^(mqtt-closed|net-ECONNRESET)$/) });
+  await broker.start();
+  const watcher = await observe('event/acme/#');
+  await handle.resume();
+  const result = await handle.result();
+  expect(result.outcome).toBe('delivered');
+  expect(result.attempts).toBeGreaterThanOrEqual(2);
+  await waitFor(async () => watcher.seen.length, (n) => n >= 1, 5_000, 'the message at the receiver');
+  expect(watcher.seen.map((m) => m.userProperties)).toEqual([{ 'message-id': result.messageId, 'delivery-attempt': String(result.attempts) }]);
+});

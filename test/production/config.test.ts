@@ -1,0 +1,229 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { Redeliver } from '../../src/client';
+import { ConfigError, clientSettingsFromEnv, workerSettingsFromEnv, type Environment } from '../../src/config';
+import { parseKeyRing } from '../../src/encryption/keys';
+import { createWorker } from '../../src/worker';
+import { runCli } from '../support/cli';
+import { testAddress } from '../support/temporal';
+
+// Configuration from the environment, by Temporal's conventions plus redeliver's own variables: what is
+// read, and that every bad value is refused at start with the variable's name.
+
+const TLS_DIR = path.join(__dirname, '../fixtures/tls');
+const CERT = path.join(TLS_DIR, 'localhost.crt');
+const KEY = path.join(TLS_DIR, 'localhost.key');
+// an empty HOME: no ~/.config/temporalio/temporal.toml of the machine's can leak into these tests
+const HOME = mkdtempSync(path.join(tmpdir(), 'redeliver-config-'));
+const env = (vars: Environment): Environment => ({ HOME, ...vars });
+const KEY_A = Buffer.alloc(32, 1).toString('base64');
+const KEY_B = Buffer.alloc(32, 2).toString('base64url');
+
+/** The problems a ConfigError lists, as `VARIABLE: message`. */
+function problemsOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems.map((p) => `${p.variable}: ${p.message}`);
+    throw err;
+  }
+  throw new Error('expected a ConfigError, got none');
+}
+
+describe('defaults', () => {
+  test('with nothing set, a worker talks to localhost:7233, namespace default, queue redeliver, public addresses only, no encryption', () => {
+    const s = workerSettingsFromEnv(env({}));
+    expect(s.temporal).toEqual({ connectionOptions: { address: 'localhost:7233' }, namespace: 'default' });
+    expect(s).toMatchObject({ taskQueue: 'redeliver', maxConcurrentAttempts: 200, shutdownGraceMs: 20_000, logLevel: 'WARN', tracesExporter: 'none', serviceName: 'redeliver-worker' });
+    expect(s.allowAddresses.describe()).toBe('nothing');
+    expect(s.encryptionKeys).toBeUndefined();
+    expect(s.prometheusAddress).toBeUndefined();
+    expect(s.healthAddress).toBeUndefined();
+  });
+
+  test('empty variables count as unset, as Docker passes them', () => {
+    expect(workerSettingsFromEnv(env({ TEMPORAL_ADDRESS: '', REDELIVER_MAX_CONCURRENT_ATTEMPTS: ' ', REDELIVER_ENCRYPTION_KEYS: '' }))).toMatchObject({
+      temporal: { connectionOptions: { address: 'localhost:7233' } },
+      maxConcurrentAttempts: 200,
+    });
+  });
+});
+
+describe("Temporal's conventions (@temporalio/envconfig)", () => {
+  test('address, namespace and an API key: TLS goes on by itself, as Temporal Cloud needs', () => {
+    const s = clientSettingsFromEnv(env({ TEMPORAL_ADDRESS: 'us-east-1.aws.api.temporal.io:7233', TEMPORAL_NAMESPACE: 'iot.a1b2c', TEMPORAL_API_KEY: 'secret-key' }));
+    expect(s.temporal).toEqual({ connectionOptions: { address: 'us-east-1.aws.api.temporal.io:7233', apiKey: 'secret-key', tls: true }, namespace: 'iot.a1b2c' });
+  });
+
+  test('mTLS from certificate files, with a server name', () => {
+    const s = clientSettingsFromEnv(env({ TEMPORAL_ADDRESS: 'iot.a1b2c.tmprl.cloud:7233', TEMPORAL_TLS_CLIENT_CERT_PATH: CERT, TEMPORAL_TLS_CLIENT_KEY_PATH: KEY, TEMPORAL_TLS_SERVER_NAME: 'iot.a1b2c.tmprl.cloud' }));
+    const tls = s.temporal.connectionOptions.tls as { clientCertPair: { crt: Uint8Array; key: Uint8Array }; serverNameOverride: string };
+    expect(Buffer.from(tls.clientCertPair.crt).toString()).toContain('BEGIN CERTIFICATE');
+    expect(Buffer.from(tls.clientCertPair.key).toString()).toContain('PRIVATE KEY');
+    expect(tls.serverNameOverride).toBe('iot.a1b2c.tmprl.cloud');
+  });
+
+  test('a TOML profile, chosen by TEMPORAL_PROFILE, with variables winning over it; gRPC metadata from TEMPORAL_GRPC_META_*', () => {
+    const file = path.join(HOME, 'temporal.toml');
+    writeFileSync(file, '[profile.prod]\naddress = "prod.example:7233"\nnamespace = "deliveries"\n[profile.prod.tls]\n');
+    const s = clientSettingsFromEnv(env({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'prod', TEMPORAL_NAMESPACE: 'override', TEMPORAL_GRPC_META_X_TENANT: 'acme' }));
+    expect(s.temporal.connectionOptions.address).toBe('prod.example:7233');
+    expect(s.temporal.namespace).toBe('override');
+    expect(s.temporal.connectionOptions.tls).toBeTruthy();
+    expect(s.temporal.connectionOptions.metadata).toEqual({ 'x-tenant': 'acme' });
+  });
+
+  test('every bad Temporal variable is named, all at once', () => {
+    expect(
+      problemsOf(() =>
+        clientSettingsFromEnv(
+          env({
+            TEMPORAL_ADDRESS: 'http://temporal:7233',
+            TEMPORAL_NAMESPACE: 'has space',
+            TEMPORAL_TLS: 'yes',
+            TEMPORAL_TLS_CLIENT_CERT_PATH: '/nonexistent/client.pem',
+            TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: 'true',
+          }),
+        ),
+      ),
+    ).toEqual([
+      'TEMPORAL_ADDRESS: must be host:port, e.g. temporal:7233 or <namespace>.<account>.tmprl.cloud:7233; got "http://temporal:7233"',
+      "TEMPORAL_NAMESPACE: must be a namespace name (letters, digits, '.', '_', '-'), got \"has space\"",
+      'TEMPORAL_TLS: must be true or false, got "yes"',
+      'TEMPORAL_TLS_CLIENT_CERT_PATH: cannot read "/nonexistent/client.pem"',
+      'TEMPORAL_TLS_CLIENT_KEY_PATH: mTLS needs both the client certificate and its key (…_PATH or …_DATA)',
+      'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: is not supported by the TypeScript SDK; set TEMPORAL_TLS_SERVER_NAME to the name on the server certificate instead',
+    ]);
+  });
+
+  test('an API key with TLS switched off, a file and inline PEM at once, a profile that does not exist', () => {
+    expect(problemsOf(() => clientSettingsFromEnv(env({ TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' })))).toEqual([
+      'TEMPORAL_TLS: is false, but TEMPORAL_API_KEY is set: API keys are only sent over TLS',
+    ]);
+    expect(problemsOf(() => clientSettingsFromEnv(env({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: CERT, TEMPORAL_TLS_SERVER_CA_CERT_DATA: 'pem' })))).toEqual([
+      'TEMPORAL_TLS_SERVER_CA_CERT_PATH: and TEMPORAL_TLS_SERVER_CA_CERT_DATA are both set; give one',
+    ]);
+    expect(problemsOf(() => clientSettingsFromEnv(env({ TEMPORAL_PROFILE: 'nope' })))).toEqual([
+      "TEMPORAL_PROFILE: could not load Temporal's client configuration: Profile 'nope' not found in config data",
+    ]);
+  });
+});
+
+describe("redeliver's variables", () => {
+  test('are read', () => {
+    const bundle = path.join(HOME, 'bundle.js');
+    writeFileSync(bundle, '');
+    const s = workerSettingsFromEnv(
+      env({
+        REDELIVER_TASK_QUEUE: 'iot',
+        REDELIVER_MAX_CONCURRENT_ATTEMPTS: '500',
+        REDELIVER_MAX_CONCURRENT_WORKFLOW_TASKS: '80',
+        REDELIVER_SHUTDOWN_GRACE: '45s',
+        REDELIVER_ALLOW_ADDRESSES: 'private,100.64.0.0/10',
+        REDELIVER_ENCRYPTION_KEYS: `k2:${KEY_B},k1:${KEY_A}`,
+        REDELIVER_WORKFLOW_BUNDLE: bundle,
+        REDELIVER_PROMETHEUS_ADDRESS: '0.0.0.0:9464',
+        REDELIVER_HEALTH_ADDRESS: '[::]:8080',
+        REDELIVER_LOG_LEVEL: 'info',
+        OTEL_TRACES_EXPORTER: 'console',
+        OTEL_SERVICE_NAME: 'redeliver-eu',
+      }),
+    );
+    expect(s).toMatchObject({
+      taskQueue: 'iot',
+      maxConcurrentAttempts: 500,
+      maxConcurrentWorkflowTasks: 80,
+      shutdownGraceMs: 45_000,
+      workflowBundlePath: bundle,
+      prometheusAddress: '0.0.0.0:9464',
+      healthAddress: '[::]:8080',
+      logLevel: 'INFO',
+      tracesExporter: 'console',
+      serviceName: 'redeliver-eu',
+    });
+    expect(s.allowAddresses.refusal('10.1.1.1')).toBeUndefined();
+    expect(s.allowAddresses.refusal('100.100.1.1')).toBeUndefined();
+    expect(s.allowAddresses.refusal('127.0.0.1')?.range).toBe('loopback');
+    expect(s.encryptionKeys?.current.id).toBe('k2');
+    expect([...s.encryptionKeys!.byId.keys()]).toEqual(['k2', 'k1']);
+  });
+
+  test('every bad one is named, all at once, and no key material is ever repeated', () => {
+    const problems = problemsOf(() =>
+      workerSettingsFromEnv(
+        env({
+          REDELIVER_MAX_CONCURRENT_ATTEMPTS: '0',
+          REDELIVER_MAX_CONCURRENT_WORKFLOW_TASKS: 'many',
+          REDELIVER_SHUTDOWN_GRACE: 'a while',
+          REDELIVER_ALLOW_ADDRESSES: 'loopback,intranet',
+          REDELIVER_ENCRYPTION_KEYS: `k1:${KEY_A.slice(0, 20)}`,
+          REDELIVER_WORKFLOW_BUNDLE: '/nonexistent/bundle.js',
+          REDELIVER_PROMETHEUS_ADDRESS: '9464',
+          REDELIVER_HEALTH_ADDRESS: 'localhost:99999',
+          REDELIVER_LOG_LEVEL: 'LOUD',
+          OTEL_TRACES_EXPORTER: 'jaeger',
+        }),
+      ),
+    );
+    expect(problems).toEqual([
+      'REDELIVER_ENCRYPTION_KEYS: entry 1 (k1): the key must be 32 bytes in base64 (44 characters; e.g. `openssl rand -base64 32`), got 15 bytes',
+      'REDELIVER_SHUTDOWN_GRACE: must be a duration such as 20s or 1m (a bare number is ms), got "a while"',
+      'REDELIVER_ALLOW_ADDRESSES: "intranet" is not a range name (metadata, this-network, loopback, private, link-local, cgnat, multicast, reserved), a CIDR or an IP address',
+      'REDELIVER_WORKFLOW_BUNDLE: no file at "/nonexistent/bundle.js" (build one with `redeliver bundle --out FILE`)',
+      'REDELIVER_MAX_CONCURRENT_ATTEMPTS: must be a whole number above 0, got "0"',
+      'REDELIVER_LOG_LEVEL: must be one of TRACE, DEBUG, INFO, WARN, ERROR; got "LOUD"',
+      'OTEL_TRACES_EXPORTER: must be one of none, console, otlp; got "jaeger"',
+      'REDELIVER_MAX_CONCURRENT_WORKFLOW_TASKS: must be a whole number above 0, got "many"',
+      'REDELIVER_PROMETHEUS_ADDRESS: must be host:port, e.g. 0.0.0.0:9464; got "9464"',
+      'REDELIVER_HEALTH_ADDRESS: must be host:port, e.g. 0.0.0.0:8080; got "localhost:99999"',
+    ]);
+    expect(problems.join('\n')).not.toContain(KEY_A.slice(0, 20));
+  });
+
+  test('encryption keys: format, ids, duplicates, and a key file (a Docker secret)', () => {
+    expect(() => parseKeyRing('', 'V')).toThrow('V: no key given');
+    expect(() => parseKeyRing(KEY_A, 'V')).toThrow('V: entry 1 must be <key id>:<base64 key>');
+    expect(() => parseKeyRing(`bad/id:${KEY_A}`, 'V')).toThrow("V: entry 1: the key id must be 1-64 letters, digits, '.', '_' or '-'");
+    expect(() => parseKeyRing(`k1:${KEY_A} k1:${KEY_B}`, 'V')).toThrow('V: entry 2 (k1): the key id k1 appears twice');
+    expect(() => parseKeyRing('k1:not*base64', 'V')).toThrow('V: entry 1 (k1): the key must be 32 bytes in base64');
+    const file = path.join(HOME, 'keys');
+    writeFileSync(file, `2026-11:${KEY_B}\n2026-05:${KEY_A}\n`);
+    expect(workerSettingsFromEnv(env({ REDELIVER_ENCRYPTION_KEYS_FILE: file })).encryptionKeys?.current.id).toBe('2026-11');
+    expect(problemsOf(() => workerSettingsFromEnv(env({ REDELIVER_ENCRYPTION_KEYS_FILE: '/nonexistent/keys' })))).toEqual([
+      'REDELIVER_ENCRYPTION_KEYS_FILE: cannot read "/nonexistent/keys": ENOENT',
+    ]);
+    expect(problemsOf(() => workerSettingsFromEnv(env({ REDELIVER_ENCRYPTION_KEYS_FILE: file, REDELIVER_ENCRYPTION_KEYS: `k:${KEY_A}` })))).toEqual([
+      'REDELIVER_ENCRYPTION_KEYS: and REDELIVER_ENCRYPTION_KEYS_FILE are both set; give one',
+    ]);
+  });
+});
+
+describe('validated at start', () => {
+  test('createWorker refuses a bad environment before it connects anywhere', async () => {
+    await expect(createWorker({ env: env({ TEMPORAL_ADDRESS: 'nowhere', REDELIVER_ALLOW_ADDRESSES: 'lan' }) })).rejects.toThrow(
+      /invalid configuration:\n {2}- TEMPORAL_ADDRESS: must be host:port.*\n {2}- REDELIVER_ALLOW_ADDRESSES: "lan" is not a range name/,
+    );
+  });
+
+  test('`redeliver worker` exits 2, naming the variable', async () => {
+    const run = await runCli(['worker'], { HOME, REDELIVER_MAX_CONCURRENT_ATTEMPTS: 'lots', TEMPORAL_TLS: 'on' });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('REDELIVER_MAX_CONCURRENT_ATTEMPTS: must be a whole number above 0, got "lots"');
+    expect(run.stderr).toContain('TEMPORAL_TLS: must be true or false, got "on"');
+  });
+
+  test('a Redeliver on a client without the configured keys is refused: it would store plain text', async () => {
+    const connection = await Connection.connect({ address: testAddress() });
+    const saved = process.env.REDELIVER_ENCRYPTION_KEYS;
+    try {
+      process.env.REDELIVER_ENCRYPTION_KEYS = `k1:${KEY_A}`;
+      expect(() => new Redeliver(new Client({ connection }))).toThrow('REDELIVER_ENCRYPTION_KEYS: is set, but this Client has no payload codec');
+    } finally {
+      if (saved === undefined) delete process.env.REDELIVER_ENCRYPTION_KEYS;
+      else process.env.REDELIVER_ENCRYPTION_KEYS = saved;
+      await connection.close();
+    }
+  });
+});
