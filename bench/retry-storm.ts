@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redeliver } from '../src/client';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
 import type { Jitter } from '../src/policy/types';
+import { DeliveryState } from '../src/workflows/definitions';
 import { pool, round, startWorkerProcess, waitForCount, type BenchServer } from './harness';
 
 export interface StormRow {
@@ -17,51 +18,55 @@ export interface StormRow {
 }
 
 /**
- * N deliveries to an endpoint that is down for a while and then comes back, per jitter strategy (run side
- * by side on paths of their own): the endpoint's request rate over time, the peak after recovery and the
- * time until all are delivered.
+ * N deliveries, all due at the same instant (started with a common start delay, as when an endpoint fails
+ * under a full pipeline), to an endpoint that is down for a while and then comes back; one strategy after
+ * the other on a fresh worker: the endpoint's request rate over time, the peak after recovery and the time
+ * until all are delivered.
  */
 export async function retryStorm(bench: BenchServer, sink: FlakyEndpoint, deliveries: number, downMs: number): Promise<StormRow[]> {
-  const strategies: Jitter[] = ['full', 'equal', 'decorrelated', 'none'];
-  const taskQueue = `storm-${randomUUID().slice(0, 6)}`;
-  const worker = await startWorkerProcess('redeliver', bench.server.address, taskQueue);
-  const redeliver = new Redeliver(bench.client, { taskQueue });
-  const pathOf = (j: Jitter) => `/storm-${taskQueue}-${j}`;
-  for (const j of strategies) sink.setDown(pathOf(j), true);
-  const started = Date.now();
-  try {
-    await pool(
-      strategies.flatMap((jitter) => Array.from({ length: deliveries }, (_, i) => ({ jitter, i }))),
-      64,
-      ({ jitter, i }) => redeliver.submit({ kind: 'event', tenant: 'bench', device: `storm-${jitter}`, messageId: `${taskQueue}-${i}`, payload: { i }, target: `${sink.url}${pathOf(jitter)}`, policy: { jitter } }),
-    );
-    await new Promise((r) => setTimeout(r, Math.max(0, started + downMs - Date.now())));
-    const recovered = Date.now();
-    for (const j of strategies) sink.setDown(pathOf(j), false);
-    const rows: StormRow[] = [];
-    const doneAt = new Map<Jitter, number>();
-    await Promise.all(
-      strategies.map(async (j) => doneAt.set(j, await waitForCount(bench.client, `TaskQueue = '${taskQueue}' AND Device = 'storm-${j}' AND DeliveryState = 'delivered'`, deliveries, 30 * 60_000))),
-    );
-    for (const j of strategies) {
-      const hits = sink.received.filter((r) => r.path === pathOf(j));
-      const lastSecond = Math.ceil((Math.max(...hits.map((h) => h.at)) - started) / 1000);
+  const rows: StormRow[] = [];
+  for (const jitter of ['full', 'equal', 'decorrelated', 'none'] as Jitter[]) {
+    const taskQueue = `storm-${jitter}-${randomUUID().slice(0, 6)}`;
+    const worker = await startWorkerProcess('redeliver', bench.server.address, taskQueue);
+    const redeliver = new Redeliver(bench.client, { taskQueue });
+    const path = `/storm-${taskQueue}`;
+    sink.setDown(path, true);
+    // every delivery starts at t0: submitting 1,000 takes ~20 s here, so t0 lies beyond that
+    const t0 = Date.now() + 5_000 + deliveries * 30;
+    try {
+      await pool(Array.from({ length: deliveries }, (_, i) => i), 64, async (i) => {
+        const delivery = redeliver.validate({ kind: 'event', tenant: 'bench', device: taskQueue, messageId: `m${i}`, payload: { i }, target: `${sink.url}${path}`, policy: { jitter } });
+        await bench.client.workflow.start('deliveryWorkflow', {
+          taskQueue,
+          workflowId: delivery.deliveryId,
+          args: [{ delivery }],
+          startDelay: Math.max(1, t0 - Date.now()),
+          typedSearchAttributes: [{ key: DeliveryState, value: 'pending' }],
+        });
+      });
+      await new Promise((r) => setTimeout(r, Math.max(0, t0 + downMs - Date.now())));
+      const recovered = Date.now();
+      sink.setDown(path, false);
+      const doneAt = await waitForCount(bench.client, `TaskQueue = '${taskQueue}' AND DeliveryState = 'delivered'`, deliveries, 30 * 60_000);
+      const hits = sink.received.filter((r) => r.path === path);
+      const lastSecond = Math.ceil((Math.max(...hits.map((h) => h.at)) - t0) / 1000);
       const perSecond = Array.from({ length: lastSecond + 1 }, () => 0);
-      for (const h of hits) perSecond[Math.floor((h.at - started) / 1000)]!++;
-      const downSeconds = Math.floor((recovered - started) / 1000);
+      for (const h of hits) perSecond[Math.max(0, Math.floor((h.at - t0) / 1000))]!++;
+      const downSeconds = Math.floor((recovered - t0) / 1000);
       rows.push({
-        jitter: j,
+        jitter,
         deliveries,
         downSeconds,
         requestsWhileDown: hits.filter((h) => h.at < recovered).length,
-        peakPerSecondWhileDown: Math.max(...perSecond.slice(Math.min(5, downSeconds), downSeconds)),
+        peakPerSecondWhileDown: Math.max(...perSecond.slice(0, downSeconds)),
         peakPerSecondAfterRecovery: Math.max(...perSecond.slice(downSeconds)),
-        secondsUntilAllDelivered: round((doneAt.get(j)! - recovered) / 1000, 1),
+        secondsUntilAllDelivered: round((doneAt - recovered) / 1000, 1),
         perSecond,
       });
+      console.log(`  storm ${jitter}: peak after recovery ${rows.at(-1)!.peakPerSecondAfterRecovery}/s, all delivered after ${rows.at(-1)!.secondsUntilAllDelivered} s`);
+    } finally {
+      await worker.stop();
     }
-    return rows;
-  } finally {
-    await worker.stop();
   }
+  return rows;
 }

@@ -143,7 +143,7 @@ export function report(r: Results): string {
         r.retryStorm.map((s) => [s.jitter, s.requestsWhileDown, s.peakPerSecondWhileDown, s.peakPerSecondAfterRecovery, x(s.peakPerSecondAfterRecovery, none.peakPerSecondAfterRecovery), s.secondsUntilAllDelivered]),
       ),
       '',
-      'The four strategies ran side by side, each on an endpoint path of its own, with the default policy otherwise. Plot: retry-storm.svg / .png.',
+      'Each strategy in turn, on a fresh worker: every delivery starts at the same instant (a common start delay), the endpoint answers 503 until it recovers, then 202; the default policy otherwise (initial 200 ms, max 300 s, min 200 ms). Plot: retry-storm.svg / .png.',
     );
   }
   if (r.parked) {
@@ -156,10 +156,10 @@ export function report(r: Results): string {
 async function writePlots(storm: StormRow[], outDir: string): Promise<void> {
   const svg = renderFigure({
     title: 'Retry storm: requests per second at the endpoint',
-    subtitle: [`${storm[0]!.deliveries} deliveries per strategy; the endpoint is down for ${storm[0]!.downSeconds} s (dashed line), then answers 202.`],
+    subtitle: [`${storm[0]!.deliveries} deliveries per strategy; the endpoint answers 503 for the first ${storm[0]!.downSeconds} s, then 202. Every delivery starts at 0 s.`],
     panels: [
       {
-        x: { label: 'seconds since the deliveries were submitted', includeZero: true },
+        x: { label: 'seconds since every delivery started', includeZero: true },
         y: { label: 'requests per second', includeZero: true },
         lines: storm.map((s, i) => ({ name: `${s.jitter} jitter`, color: PALETTE[i]!, points: s.perSecond.map((v, t) => [t, v] as [number, number]) })),
       },

@@ -13,7 +13,7 @@ export async function bareDelivery(url: string, body: string, messageId: string)
 export async function nativeRetryDelivery(url: string, body: string, messageId: string, waitMs: number): Promise<void> {
   const retrying = proxyActivities<BaselineActivities>({
     startToCloseTimeout: '15s',
-    retry: { initialInterval: waitMs, backoffCoefficient: 1, maximumAttempts: 0 },
+    retry: { initialInterval: waitMs, backoffCoefficient: 1 },
   });
   await retrying.post(url, body, messageId);
 }

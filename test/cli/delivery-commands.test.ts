@@ -1,24 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { startFlakyEndpoint, type FlakyEndpoint } from '../../src/demo/flaky-endpoint';
 import { runCli } from '../support/cli';
-import { startHarness, testAddress, type Harness } from '../support/temporal';
+import { useHarnessAndEndpoint } from '../support/setup';
+import { testAddress } from '../support/temporal';
 
-let h: Harness;
-let endpoint: FlakyEndpoint;
-beforeAll(async () => {
-  [h, endpoint] = await Promise.all([startHarness(), startFlakyEndpoint()]);
-});
-afterAll(async () => {
-  await h?.stop();
-  await endpoint?.close();
-});
+const env = useHarnessAndEndpoint();
 
-const conn = () => ['--address', testAddress(), '--task-queue', h.taskQueue];
+const conn = () => ['--address', testAddress(), '--task-queue', env.h.taskQueue];
 
 test('submit, status and result from the shell, with stable JSON', async () => {
   const id = randomUUID();
   const submit = await runCli(['submit', '--kind', 'telemetry', '--tenant', 'acme', '--device', 'cli-1', '--id', id,
-    '--target', `${endpoint.url}/cli?fail=1&status=502`, '--data', '{"t":1}', '--json', ...conn()]);
+    '--target', `${env.endpoint.url}/cli?fail=1&status=502`, '--data', '{"t":1}', '--json', ...conn()]);
   expect(submit.stderr).toBe('');
   expect(submit.code).toBe(0);
   const submitted = JSON.parse(submit.stdout) as { deliveryId: string; created: boolean };
@@ -33,15 +25,15 @@ test('submit, status and result from the shell, with stable JSON', async () => {
   expect(JSON.parse(status.stdout)).toMatchObject({ deliveryId: submitted.deliveryId, state: 'delivered', attempts: 2, kind: 'telemetry', qos: 1, tenant: 'acme', device: 'cli-1', nextAttemptAt: null });
 
   const again = await runCli(['submit', '--kind', 'telemetry', '--tenant', 'acme', '--device', 'cli-1', '--id', id,
-    '--target', `${endpoint.url}/cli?fail=1&status=502`, '--data', '{"t":1}', '--json', ...conn()]);
+    '--target', `${env.endpoint.url}/cli?fail=1&status=502`, '--data', '{"t":1}', '--json', ...conn()]);
   expect(JSON.parse(again.stdout)).toEqual({ deliveryId: submitted.deliveryId, created: false });
-  expect(endpoint.received.filter((r) => r.messageId === id)).toHaveLength(2);
+  expect(env.endpoint.received.filter((r) => r.messageId === id)).toHaveLength(2);
 });
 
 test('result exits 1 for a dead letter and prints it in words', async () => {
   const id = randomUUID();
   const submit = await runCli(['submit', '--kind', 'event', '--tenant', 'acme', '--device', 'cli-2', '--id', id,
-    '--target', `${endpoint.url}/cli-bad?fail=9&status=404`, '--wait', ...conn()]);
+    '--target', `${env.endpoint.url}/cli-bad?fail=9&status=404`, '--wait', ...conn()]);
   expect(submit.code).toBe(1);
   expect(submit.stdout).toMatch(/rejected after 1 attempt\(s\) — .*HTTP 404/);
 });
@@ -58,7 +50,7 @@ test('bad input: exit 2, every wrong field named, nothing started', async () => 
   expect(run2.stderr).toMatch(/qos: must be 0 or 1/);
   expect(run2.stderr).toMatch(/target: scheme "ftp" is not supported/);
   let count = 0;
-  for await (const _ of h.client.workflow.list({ query: `Device = '${device}'` })) count++;
+  for await (const _ of env.h.client.workflow.list({ query: `Device = '${device}'` })) count++;
   expect(count).toBe(0);
 });
 

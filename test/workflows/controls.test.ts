@@ -1,33 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { DeliveryControlError, Redeliver } from '../../src/client';
-import { startFlakyEndpoint, type FlakyEndpoint } from '../../src/demo/flaky-endpoint';
 import type { DeliveryInput } from '../../src/delivery/types';
-import { startHarness, type Harness } from '../support/temporal';
+import { useHarnessAndEndpoint } from '../support/setup';
 import { waitFor } from '../support/wait';
 
-let h: Harness;
-let endpoint: FlakyEndpoint;
-beforeAll(async () => {
-  [h, endpoint] = await Promise.all([startHarness(), startFlakyEndpoint()]);
-});
-afterAll(async () => {
-  await h?.stop();
-  await endpoint?.close();
-});
+const env = useHarnessAndEndpoint();
 
 const delivery = (path: string, policy: DeliveryInput['policy']): DeliveryInput => ({
-  kind: 'event', tenant: 'acme', device: `ctl-${randomUUID().slice(0, 8)}`, messageId: randomUUID(), payload: { n: 1 }, target: `${endpoint.url}${path}`, policy,
+  kind: 'event', tenant: 'acme', device: `ctl-${randomUUID().slice(0, 8)}`, messageId: randomUUID(), payload: { n: 1 }, target: `${env.endpoint.url}${path}`, policy,
 });
-const requestsOf = (messageId: string | undefined) => endpoint.received.filter((r) => r.messageId === messageId);
+const requestsOf = (messageId: string | undefined) => env.endpoint.received.filter((r) => r.messageId === messageId);
 const visible = async (query: string) => {
   let n = 0;
-  for await (const _ of h.client.workflow.list({ query })) n++;
+  for await (const _ of env.h.client.workflow.list({ query })) n++;
   return n;
 };
 
 test('retry now ends a long wait: the next attempt starts at once', async () => {
   const input = delivery('/retry-now?fail=1&status=503', { jitter: 'none', initial: '10m', min: '10m', max: '10m' });
-  const handle = await h.redeliver.submit(input);
+  const handle = await env.h.redeliver.submit(input);
   const waiting = await waitFor(() => handle.status(), (s) => s.state === 'waiting', 10_000, 'the first wait');
   expect(Date.parse(waiting.nextAttemptAt!) - Date.now()).toBeGreaterThan(9 * 60_000);
   expect(waiting.summary).toMatch(/^waiting 10 min after HTTP 503 — attempt 2 next/);
@@ -42,8 +33,8 @@ test('retry now ends a long wait: the next attempt starts at once', async () => 
 
 test('pause stops attempts (state and search attribute say so); resume goes on', async () => {
   const input = delivery('/paused', { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' });
-  endpoint.setDown('/paused', true);
-  const handle = await h.redeliver.submit(input);
+  env.endpoint.setDown('/paused', true);
+  const handle = await env.h.redeliver.submit(input);
   await waitFor(() => handle.status(), (s) => s.attempts >= 2, 10_000, 'two attempts');
 
   const paused = await handle.pause('endpoint maintenance');
@@ -59,7 +50,7 @@ test('pause stops attempts (state and search attribute say so); resume goes on',
   await new Promise((r) => setTimeout(r, 1_200));
   expect(requestsOf(input.messageId)).toHaveLength(before);
 
-  endpoint.setDown('/paused', false);
+  env.endpoint.setDown('/paused', false);
   await handle.resume();
   const result = await handle.result();
   expect(result).toMatchObject({ outcome: 'delivered', attempts: before + 1 });
@@ -67,7 +58,7 @@ test('pause stops attempts (state and search attribute say so); resume goes on',
 
 test('cancel ends a waiting delivery as cancelled, and the UI shows it Cancelled', async () => {
   const input = delivery('/cancel?fail=99&status=500', { jitter: 'none', initial: '10m', min: '10m', max: '10m' });
-  const handle = await h.redeliver.submit(input);
+  const handle = await env.h.redeliver.submit(input);
   await waitFor(() => handle.status(), (s) => s.state === 'waiting', 10_000, 'the first wait');
   await handle.cancel();
   expect(await handle.result()).toMatchObject({ outcome: 'cancelled', attempts: 1 });
@@ -76,7 +67,7 @@ test('cancel ends a waiting delivery as cancelled, and the UI shows it Cancelled
 });
 
 test('controls on a finished delivery say it has ended', async () => {
-  const handle = await h.redeliver.submit(delivery('/done', undefined));
+  const handle = await env.h.redeliver.submit(delivery('/done', undefined));
   await handle.result();
   await expect(handle.retryNow()).rejects.toThrow(/has ended \(delivered\)/);
   await expect(handle.pause()).rejects.toThrow(/has ended \(delivered\)/);
@@ -84,7 +75,7 @@ test('controls on a finished delivery say it has ended', async () => {
 });
 
 test('a long delivery continues as new, carrying its attempts, first attempt time and last error', async () => {
-  const redeliver = new Redeliver(h.client, { taskQueue: h.taskQueue, historyLimit: 20 });
+  const redeliver = new Redeliver(env.h.client, { taskQueue: env.h.taskQueue, historyLimit: 20 });
   const input = delivery('/long?fail=6&status=502', { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' });
   const handle = await redeliver.submit(input);
   const result = await handle.result();
@@ -94,12 +85,12 @@ test('a long delivery continues as new, carrying its attempts, first attempt tim
   expect(Math.abs(Date.parse(result.firstAttemptAt!) - requests[0]!.at)).toBeLessThan(1_000);
 
   const runs = [];
-  for await (const e of h.client.workflow.list({ query: `WorkflowId = '${handle.deliveryId}'` })) runs.push(e);
+  for await (const e of env.h.client.workflow.list({ query: `WorkflowId = '${handle.deliveryId}'` })) runs.push(e);
   expect(runs.length).toBeGreaterThanOrEqual(3);
   const latest = await handle.workflow.describe();
   expect(latest.typedSearchAttributes.get({ name: 'Tenant', type: 'KEYWORD' } as never)).toBe('acme');
   for (const run of runs) {
-    const history = await h.client.workflow.getHandle(handle.deliveryId, run.runId).fetchHistory();
+    const history = await env.h.client.workflow.getHandle(handle.deliveryId, run.runId).fetchHistory();
     expect(history.events!.length).toBeLessThanOrEqual(20 + 15);
   }
 });

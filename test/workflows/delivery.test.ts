@@ -1,32 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { startFlakyEndpoint, type FlakyEndpoint } from '../../src/demo/flaky-endpoint';
 import { InvalidInputError } from '../../src/errors';
-import { startHarness, type Harness } from '../support/temporal';
+import { useHarnessAndEndpoint } from '../support/setup';
 
-let h: Harness;
-let endpoint: FlakyEndpoint;
-
-beforeAll(async () => {
-  [h, endpoint] = await Promise.all([startHarness(), startFlakyEndpoint()]);
-});
-afterAll(async () => {
-  await h?.stop();
-  await endpoint?.close();
-});
+const env = useHarnessAndEndpoint();
 
 const durationMs = (d: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(d?.seconds ?? 0) * 1000 + Math.round((d?.nanos ?? 0) / 1e6);
 
 const base = () => ({ tenant: 'acme', device: `sensor-${randomUUID().slice(0, 8)}`, messageId: randomUUID(), payload: { t: 21.5 } });
 
 test('503, 503, then 202: delivered after 3 attempts, with waits inside the policy bounds', async () => {
-  const input = { ...base(), kind: 'event' as const, target: `${endpoint.url}/flaky?fail=2&status=503` };
-  const handle = await h.redeliver.submit(input);
+  const input = { ...base(), kind: 'event' as const, target: `${env.endpoint.url}/flaky?fail=2&status=503` };
+  const handle = await env.h.redeliver.submit(input);
   const result = await handle.result();
 
   expect(result.outcome).toBe('delivered');
   expect(result.attempts).toBe(3);
   expect(result.lastError).toMatchObject({ class: 'server', code: 'http-503', attempt: 2 });
-  const seen = endpoint.received.filter((r) => r.messageId === input.messageId);
+  const seen = env.endpoint.received.filter((r) => r.messageId === input.messageId);
   expect(seen.map((r) => r.status)).toEqual([503, 503, 202]);
   expect(seen.map((r) => r.attempt)).toEqual([1, 2, 3]);
   // the waits the workflow planned (its durable timers): full jitter with the defaults puts the first in
@@ -46,57 +36,57 @@ test('503, 503, then 202: delivered after 3 attempts, with waits inside the poli
 });
 
 test('400: rejected after 1 attempt, the dead letter keeps the message and the reason', async () => {
-  const input = { ...base(), kind: 'event' as const, target: `${endpoint.url}/bad?fail=99&status=400` };
-  const result = await (await h.redeliver.submit(input)).result();
+  const input = { ...base(), kind: 'event' as const, target: `${env.endpoint.url}/bad?fail=99&status=400` };
+  const result = await (await env.h.redeliver.submit(input)).result();
   expect(result).toMatchObject({ outcome: 'rejected', attempts: 1, lastError: { class: 'client', code: 'http-400' } });
   expect(result.message?.body).toBe(JSON.stringify(input.payload));
-  expect(endpoint.received.filter((r) => r.messageId === input.messageId)).toHaveLength(1);
+  expect(env.endpoint.received.filter((r) => r.messageId === input.messageId)).toHaveLength(1);
 });
 
 test('telemetry QoS 0 with a 503: dropped after exactly 1 attempt', async () => {
-  const input = { ...base(), kind: 'telemetry' as const, qos: 0 as const, target: `${endpoint.url}/qos0?fail=5&status=503` };
-  const result = await (await h.redeliver.submit(input)).result();
+  const input = { ...base(), kind: 'telemetry' as const, qos: 0 as const, target: `${env.endpoint.url}/qos0?fail=5&status=503` };
+  const result = await (await env.h.redeliver.submit(input)).result();
   expect(result).toMatchObject({ outcome: 'dropped', attempts: 1, lastError: { code: 'http-503' } });
-  expect(endpoint.received.filter((r) => r.messageId === input.messageId)).toHaveLength(1);
+  expect(env.endpoint.received.filter((r) => r.messageId === input.messageId)).toHaveLength(1);
 });
 
 test('every attempt carries the message id, and telemetry its QoS-Level', async () => {
-  const input = { ...base(), kind: 'telemetry' as const, target: `${endpoint.url}/headers` };
-  const handle = await h.redeliver.submit(input);
+  const input = { ...base(), kind: 'telemetry' as const, target: `${env.endpoint.url}/headers` };
+  const handle = await env.h.redeliver.submit(input);
   expect((await handle.result()).outcome).toBe('delivered');
-  const [seen] = endpoint.received.filter((r) => r.messageId === input.messageId);
+  const [seen] = env.endpoint.received.filter((r) => r.messageId === input.messageId);
   expect(seen?.body).toBe('{"t":21.5}');
   expect(seen?.headers).toMatchObject({ 'message-id': input.messageId, 'qos-level': '1', 'delivery-attempt': '1', 'content-type': 'application/json' });
 });
 
 test('duplicate submit returns the existing delivery: one workflow, one message', async () => {
-  const input = { ...base(), kind: 'event' as const, target: `${endpoint.url}/dup?fail=1&status=503` };
-  const [first, second] = await Promise.all([h.redeliver.submit(input), h.redeliver.submit(input)]);
+  const input = { ...base(), kind: 'event' as const, target: `${env.endpoint.url}/dup?fail=1&status=503` };
+  const [first, second] = await Promise.all([env.h.redeliver.submit(input), env.h.redeliver.submit(input)]);
   expect(first.deliveryId).toBe(second.deliveryId);
   expect([first.created, second.created].sort()).toEqual([false, true]);
   await first.result();
-  const third = await h.redeliver.submit(input); // after it finished
+  const third = await env.h.redeliver.submit(input); // after it finished
   expect(third.created).toBe(false);
   expect((await third.result()).outcome).toBe('delivered');
   const executions = [];
-  for await (const e of h.client.workflow.list({ query: `WorkflowId = '${first.deliveryId}'` })) executions.push(e);
+  for await (const e of env.h.client.workflow.list({ query: `WorkflowId = '${first.deliveryId}'` })) executions.push(e);
   expect(executions).toHaveLength(1);
-  expect(endpoint.received.filter((r) => r.messageId === input.messageId && r.status === 202)).toHaveLength(1);
+  expect(env.endpoint.received.filter((r) => r.messageId === input.messageId && r.status === 202)).toHaveLength(1);
 });
 
 test('the same message id for a different message is refused, naming the field', async () => {
-  const input = { ...base(), kind: 'event' as const, target: `${endpoint.url}/ok` };
-  await (await h.redeliver.submit(input)).result();
-  await expect(h.redeliver.submit({ ...input, payload: { t: 99 } })).rejects.toThrow(/messageId: .* different message/);
+  const input = { ...base(), kind: 'event' as const, target: `${env.endpoint.url}/ok` };
+  await (await env.h.redeliver.submit(input)).result();
+  await expect(env.h.redeliver.submit({ ...input, payload: { t: 99 } })).rejects.toThrow(/messageId: .* different message/);
 });
 
 test('bad input is refused before anything starts, every wrong field named', async () => {
   const bad = { tenant: 'acme', device: 'd 1', kind: 'parcel', qos: 2, target: 'ftp://x', payload: 1, policy: { min: '-5s' } };
-  const err = await h.redeliver.submit(bad as never).catch((e: unknown) => e);
+  const err = await env.h.redeliver.submit(bad as never).catch((e: unknown) => e);
   expect(err).toBeInstanceOf(InvalidInputError);
   const fields = (err as InvalidInputError).problems.map((p) => p.field).sort();
   expect(fields).toEqual(expect.arrayContaining(['device', 'kind', 'qos']));
   let count = 0;
-  for await (const _ of h.client.workflow.list({ query: `TaskQueue = '${h.taskQueue}' AND Device = 'd 1'` })) count++;
+  for await (const _ of env.h.client.workflow.list({ query: `TaskQueue = '${env.h.taskQueue}' AND Device = 'd 1'` })) count++;
   expect(count).toBe(0);
 });

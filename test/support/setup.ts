@@ -1,0 +1,15 @@
+import { startFlakyEndpoint, type FlakyEndpoint } from '../../src/demo/flaky-endpoint';
+import { startHarness, type Harness } from './temporal';
+
+/** A worker harness and a flaky endpoint for the tests of one file: started before them, stopped after. */
+export function useHarnessAndEndpoint(): { readonly h: Harness; readonly endpoint: FlakyEndpoint } {
+  const env = {} as { h: Harness; endpoint: FlakyEndpoint };
+  beforeAll(async () => {
+    [env.h, env.endpoint] = await Promise.all([startHarness(), startFlakyEndpoint()]);
+  });
+  afterAll(async () => {
+    await env.h?.stop();
+    await env.endpoint?.close();
+  });
+  return env;
+}
