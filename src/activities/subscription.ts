@@ -8,6 +8,7 @@ import { commandStatusOf, parseCommandTopic } from '../subscription/command';
 import type { CommandSubscription, ReceivedCommand } from '../subscription/types';
 import { responseDelivery } from '../subscription/validate';
 import { outcomeOfError as httpOutcome } from '../transports/http';
+import type { MqttClient } from 'mqtt';
 import { outcomeOfError as mqttOutcome, type MqttEndpoint, type MqttPool } from '../transports/mqtt';
 import { commandReceivedSignal, subscribedSignal } from '../workflows/definitions';
 import type { AttemptFailureDetails } from './deliver';
@@ -83,15 +84,46 @@ export function createSubscriptionActivities(deps: { http: Dispatcher; mqtt: Mqt
       const workflow = ctx.client.workflow.getHandle(options.workflowId);
       const v5 = sub.broker.protocolVersion === '5';
       const started = performance.now();
+      let subscribedAt: number | null = null;
+      // a failure before the hold below is wired up is kept for it
+      let early: Classification | undefined;
+      let fail: (c: Classification) => void = (c) => {
+        early ??= c;
+      };
+
+      // mqtt.js sends a QoS 1 command's PUBACK once this calls back: only after the workflow recorded it,
+      // so a command is never lost between the broker and the workflow (the broker resends it otherwise).
+      // Installed before connecting: a resumed session's queued commands come right after the CONNACK.
+      const handleMessage: MqttClient['handleMessage'] = (packet, done) => {
+        const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+        const text = isUtf8(payload);
+        const { requestId, name } = parseCommandTopic(packet.topic);
+        const command: Omit<ReceivedCommand, 'seq'> = {
+          topic: packet.topic,
+          requestId,
+          name,
+          payload: payload.toString(text ? 'utf8' : 'base64'),
+          encoding: text ? 'utf8' : 'base64',
+          contentType: packet.properties?.contentType ?? null,
+          receivedAt: Date.now(),
+        };
+        workflow.signal(commandReceivedSignal, { hold: options.hold, command }).then(
+          () => done(),
+          (err: unknown) => {
+            done(err as Error);
+            fail(internal(`a received command could not be recorded in the workflow: ${(err as Error).message}`));
+          },
+        );
+      };
       const connected = await deps.mqtt.connectDedicated(brokerEndpoint(sub), {
         clientId: sub.broker.clientId,
         clean: false,
         sessionExpirySeconds: SESSION_EXPIRY_SECONDS,
         timeoutMs: sub.broker.timeout,
+        handleMessage,
       });
       if (!connected.ok) throw holdFailure(classify(connected.outcome), started, null);
       const client = connected.client;
-      let subscribedAt: number | null = null;
 
       return new Promise<HoldEnd>((resolve, reject) => {
         let ended = false;
@@ -108,6 +140,7 @@ export function createSubscriptionActivities(deps: { http: Dispatcher; mqtt: Mqt
           else reject(result.err);
         };
         const lost = (c: Classification) => end({ err: holdFailure(c, started, subscribedAt) });
+        fail = lost;
 
         client.on('packetreceive', (packet) => {
           if (packet.cmd !== 'disconnect') return;
@@ -118,30 +151,6 @@ export function createSubscriptionActivities(deps: { http: Dispatcher; mqtt: Mqt
           ending ??= mqttOutcome(err, v5, 'disconnect', 0);
         });
         client.once('close', () => lost(classify(ending ?? { kind: 'mqtt-closed', message: 'the connection to the broker closed' })));
-
-        // mqtt.js sends a QoS 1 command's PUBACK once this calls back: only after the workflow recorded it,
-        // so a command is never lost between the broker and the workflow (the broker resends it otherwise)
-        client.handleMessage = (packet, done) => {
-          const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
-          const text = isUtf8(payload);
-          const { requestId, name } = parseCommandTopic(packet.topic);
-          const command: Omit<ReceivedCommand, 'seq'> = {
-            topic: packet.topic,
-            requestId,
-            name,
-            payload: payload.toString(text ? 'utf8' : 'base64'),
-            encoding: text ? 'utf8' : 'base64',
-            contentType: packet.properties?.contentType ?? null,
-            receivedAt: Date.now(),
-          };
-          workflow.signal(commandReceivedSignal, { hold: options.hold, command }).then(
-            () => done(),
-            (err: unknown) => {
-              done(err as Error);
-              lost(internal(`a received command could not be recorded in the workflow: ${(err as Error).message}`));
-            },
-          );
-        };
 
         const subackTimer = setTimeout(() => lost(classify({ kind: 'timeout', afterMs: sub.broker.timeout })), sub.broker.timeout);
         client.subscribe(sub.broker.topic, { qos: 1 }, (err, _granted, packet) => {
@@ -161,6 +170,8 @@ export function createSubscriptionActivities(deps: { http: Dispatcher; mqtt: Mqt
         const beat = setInterval(() => ctx.heartbeat({ at: Date.now(), subscribedAt } satisfies HoldHeartbeat), HEARTBEAT_MS);
         const rotation = setTimeout(() => end({ ok: { at: Date.now() } }), options.holdForMs);
         ctx.cancelled.catch((reason: unknown) => end({ err: handedBack(reason, started, subscribedAt) }));
+        if (early) lost(early);
+        else if (!client.connected) lost(classify(ending ?? { kind: 'mqtt-closed', message: 'the connection to the broker closed' }));
       });
     },
 

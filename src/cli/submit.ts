@@ -19,6 +19,9 @@ interface SubmitFlags extends ConnectionFlags {
   method?: string;
   header: string[];
   timeout?: string;
+  topic?: string;
+  protocolVersion?: string;
+  credential?: string;
   requestId?: string;
   status?: string;
   deadline?: string;
@@ -44,7 +47,7 @@ export function registerSubmit(program: Command): void {
       .option('--file <path>', 'bulk: a JSON array or NDJSON of deliveries (as in the client API); - for stdin')
       .option('--kind <kind>', 'telemetry | event | command-response')
       .option('--qos <0|1>', 'telemetry only (default 1)')
-      .option('--target <url>', 'http(s) URL; {tenant} {device} {requestId} {status} are filled in')
+      .option('--target <url>', 'http(s) or mqtt(s) URL; {tenant} {device} {requestId} {status} are filled in')
       .option('--id <messageId>', 'stable message id (default: a new UUID)')
       .option('--tenant <tenant>', 'tenant id')
       .option('--device <device>', 'device id')
@@ -53,6 +56,9 @@ export function registerSubmit(program: Command): void {
       .option('--method <method>', 'POST | PUT | PATCH (default POST)')
       .option('--header <name:value>', 'extra HTTP header (repeatable)', collect, [])
       .option('--timeout <duration>', 'attempt timeout (default 10s)')
+      .option('--topic <topic>', "MQTT: the topic (default Hono's: telemetry/{tenant}/{device}, event/…, command///res/{requestId}/{status})")
+      .option('--protocol-version <5|3.1.1>', 'MQTT: the protocol version (default 5)')
+      .option('--credential <name>', 'MQTT: the name of a credential the worker resolves (never the secret)')
       .option('--request-id <id>', 'command responses: the command request id')
       .option('--status <code>', 'command responses: the status to report (default 200)')
       .option('--deadline <time>', 'command responses: the command deadline (ISO time)')
@@ -186,9 +192,10 @@ export function inputFromFlags(flags: SubmitFlags): DeliveryInput {
         }
       : undefined;
   if (problems.length) throw new InvalidInputError(problems, 'flags');
+  const mqtt = { ...(flags.topic && { topic: flags.topic }), ...(flags.protocolVersion && { protocolVersion: flags.protocolVersion }), ...(flags.credential && { credential: flags.credential }) };
   const target =
-    flags.method || flags.timeout || flags.header.length
-      ? { url: flags.target, ...(flags.method && { method: flags.method }), ...(flags.timeout && { timeout: flags.timeout }), ...(flags.header.length && { headers }) }
+    flags.method || flags.timeout || flags.header.length || Object.keys(mqtt).length
+      ? { url: flags.target, ...(flags.method && { method: flags.method }), ...(flags.timeout && { timeout: flags.timeout }), ...(flags.header.length && { headers }), ...mqtt }
       : flags.target;
   return {
     kind: flags.kind,

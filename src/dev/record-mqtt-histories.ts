@@ -81,9 +81,10 @@ async function startAnonymousMosquitto(binary: string): Promise<{ url: string; s
   });
   const dir = mkdtempSync(path.join(tmpdir(), 'redeliver-record-'));
   const conf = path.join(dir, 'mosquitto.conf');
-  writeFileSync(conf, [`user ${userInfo().username}`, `listener ${port} 127.0.0.1`, 'allow_anonymous true', 'persistence false', 'log_dest stderr', 'log_type notice', ''].join('\n'));
+  writeFileSync(conf, [`user ${userInfo().username}`, `listener ${port} 127.0.0.1`, 'allow_anonymous true', 'persistence false', 'log_dest stderr', 'log_type information', ''].join('\n'));
   const child = spawn(binary, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
+    setTimeout(() => reject(new Error('mosquitto did not start within 10 s')), 10_000).unref();
     let log = '';
     child.stderr!.on('data', (d: Buffer) => {
       log += d.toString();

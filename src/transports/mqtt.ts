@@ -75,6 +75,11 @@ export interface ConnectOptions {
   sessionExpirySeconds?: number;
   keepaliveSeconds: number;
   timeoutMs: number;
+  /**
+   * mqtt.js's hook for each received PUBLISH (a QoS 1 message is acknowledged when it calls back),
+   * installed before connecting: a resumed session's queued messages may come right after the CONNACK.
+   */
+  handleMessage?: MqttClient['handleMessage'];
 }
 
 /** Where a worker's MQTT connections get their credentials and which addresses they may reach. */
@@ -129,6 +134,7 @@ export async function connectMqtt(endpoint: MqttEndpoint, context: MqttConnectCo
     ...(v5 && { properties: { sessionExpiryInterval: options.sessionExpirySeconds ?? 0 } }),
   };
   const client = new MqttClient(() => guardedStream(context.guard, host, port, secure ? endpoint.tls ?? {} : null), clientOptions);
+  if (options.handleMessage) client.handleMessage = options.handleMessage;
   return new Promise((resolve) => {
     let connack: IConnackPacket | undefined;
     let settled = false;

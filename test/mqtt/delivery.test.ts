@@ -3,7 +3,8 @@ import type { DeliveryHandle } from '../../src/client';
 import type { DeliveryInput } from '../../src/delivery/types';
 import { startMosquitto, watch, type Mosquitto, type Watcher } from '../support/mosquitto';
 import { freePort } from '../support/ports';
-import { startHarness, type Harness } from '../support/temporal';
+import { runCli } from '../support/cli';
+import { startHarness, testAddress, type Harness } from '../support/temporal';
 import { waitFor } from '../support/wait';
 
 const USERS = {
@@ -149,4 +150,18 @@ test('broker killed mid-delivery: delivered once it is back, with the same messa
   expect(result.attempts).toBeGreaterThanOrEqual(2);
   await waitFor(async () => watcher.seen.length, (n) => n >= 1, 5_000, 'the message at the receiver');
   expect(watcher.seen.map((m) => m.userProperties)).toEqual([{ 'message-id': result.messageId, 'delivery-attempt': String(result.attempts) }]);
+});
+
+test('from the shell: submit to a broker by credential name, on a topic of its own, and wait for the outcome', async () => {
+  const dev = device();
+  const watcher = await observe(`event/acme/${dev}/smoke`);
+  const run = await runCli([
+    'submit', '--kind', 'event', '--tenant', 'acme', '--device', dev, '--target', broker.url, '--credential', 'gateway', '--protocol-version', '3.1.1',
+    '--topic', 'event/{tenant}/{device}/smoke', '--data', '{"smoke":true}', '--wait', '--json', '--address', testAddress(), '--task-queue', h.taskQueue,
+  ]);
+  expect(run.stderr).toBe('');
+  expect(run.code).toBe(0);
+  expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'delivered', attempts: 1 });
+  await waitFor(async () => watcher.seen.length, (n) => n === 1, 5_000, 'the message at the receiver');
+  expect(watcher.seen[0]).toMatchObject({ topic: `event/acme/${dev}/smoke`, payload: '{"smoke":true}' });
 });

@@ -22,6 +22,10 @@ test('every recorded history replays on the current workflow code', async () => 
   for (const path of ['delivered-at-once', 'delivered-after-retries', 'delivered-after-retry-after', 'rejected', 'dropped', 'exhausted', 'expired', 'cancelled', 'retry-now', 'paused-resumed', 'continued-as-new-first-run', 'continued-as-new-last-run']) {
     expect(histories.map((h) => h.workflowId)).toContain(`deliveryWorkflow_${path}.json`);
   }
+  // MQTT: a delivery over MQTT (a command's response), refused and unknown-credential attempts, command subscriptions
+  for (const file of ['deliveryWorkflow_mqtt-delivered', 'deliveryWorkflow_mqtt-dropped', 'deliveryWorkflow_mqtt-rejected', 'commandSubscriptionWorkflow_commands', 'commandSubscriptionWorkflow_broker-away']) {
+    expect(histories.map((h) => h.workflowId)).toContain(`${file}.json`);
+  }
   const results = await replayAll({ codePath: process.env.REDELIVER_TEST_BUNDLE! });
   const failed = results.filter((r) => r.error).map((r) => `${r.workflowId}: ${String(r.error)}`);
   expect(failed).toEqual([]);
