@@ -30,12 +30,19 @@ export async function parkedCapacity(bench: BenchServer, sink: FlakyEndpoint, le
       await pool(Array.from({ length: level - parked }, (_, i) => parked + i), 64, (i) =>
         redeliver.submit({ kind: 'event', tenant: 'bench', device: 'parked', messageId: `m${i}`, payload: { i }, target: `${sink.url}/parked?fail=9&status=503`, policy: { jitter: 'none', initial: '1h', min: '1h', max: '1h' } }),
       );
-      await waitForCount(bench.client, `TaskQueue = '${taskQueue}' AND DeliveryState = 'waiting'`, level, Math.max(60_000, deadline - Date.now()));
+      const query = `TaskQueue = '${taskQueue}' AND DeliveryState = 'waiting'`;
+      const reached = await waitForCount(bench.client, query, level, Math.max(60_000, deadline - Date.now())).then(
+        () => level,
+        // the budget ran out before this level: report the largest count reached, and stop
+        async () => (await bench.client.workflow.count(query)).count,
+      );
       const fillSeconds = (Date.now() - started) / 1000;
-      parked = level;
+      const previous = parked;
+      parked = reached;
       const stats = await worker.stats();
-      rows.push({ parked, workerRssMb: mb(stats.rss), serverRssMb: mb(rssOf(bench.server.process.pid)), fillPerSecond: round((level - (rows.at(-1)?.parked ?? 0)) / fillSeconds, 1) });
+      rows.push({ parked, workerRssMb: mb(stats.rss), serverRssMb: mb(rssOf(bench.server.process.pid)), fillPerSecond: round((parked - previous) / fillSeconds, 1) });
       console.log(`  parked ${parked}: worker ${mb(stats.rss)} MB, server ${mb(rssOf(bench.server.process.pid))} MB`);
+      if (reached < level) break;
     }
   } finally {
     await worker.stop();

@@ -47,31 +47,38 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version, temporalCli: TEMPORAL_CLI_VERSION, sqlitePragmas: BENCH_SQLITE_PRAGMAS },
   };
+  // written after each benchmark, so that a later failure loses nothing measured
+  const save = () => writeFileSync(path.join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
   const bench = await startBenchServer(7390);
   const sink = await startFlakyEndpoint();
   try {
     if (only.includes('throughput')) {
       console.log('throughput ...');
       results.throughput = await throughput(bench, sink, sizes.throughput);
+      save();
       sink.received.length = 0;
     }
     if (only.includes('cost')) {
       console.log('cost per retry ...');
       results.retryCost = await retryCost(bench, sink);
+      save();
     }
     if (only.includes('timers')) {
       console.log('timer precision ...');
       results.timerPrecision = await timerPrecision(bench, sink, sizes.timers, sizes.timerWindowMs);
+      save();
       sink.received.length = 0;
     }
     if (only.includes('storm')) {
       console.log('retry storm ...');
       results.retryStorm = await retryStorm(bench, sink, sizes.storm.deliveries, sizes.storm.downMs);
+      save();
       sink.received.length = 0;
     }
     if (only.includes('parked')) {
       console.log('parked capacity ...');
       results.parked = await parkedCapacity(bench, sink, sizes.parked, sizes.parkedBudgetMs);
+      save();
     }
   } finally {
     await sink.close();

@@ -1,0 +1,189 @@
+/**
+ * The soak: thousands of deliveries to an endpoint that fails at random (5xx, connection resets, answers
+ * slower than the attempt timeout), then the checks that nothing was lost — every delivery ended in
+ * exactly one outcome, the receiver holds every delivered message id and no id that was not submitted,
+ * and whatever it holds twice is explained by an answer the client had given up on. Run small by
+ * test/durability/soak.test.ts (in CI) and large by bench/soak.ts.
+ */
+import type { Client } from '@temporalio/client';
+import { DeliveryControlError, type DeliveryHandle, type Redeliver } from '../src/client';
+import type { DeliveryInput, DeliveryResult, Outcome } from '../src/delivery/types';
+import { randomFaults, type Receiver, type ReceivedRequest } from '../test/support/receiver';
+
+export const OUTCOMES: Outcome[] = ['delivered', 'rejected', 'expired', 'exhausted', 'dropped', 'cancelled'];
+
+export interface SoakOptions {
+  redeliver: Redeliver;
+  client: Client;
+  receiver: Receiver;
+  deliveries: number;
+  /** Seeds the endpoint's faults (a hash of seed, message id and attempt number). */
+  seed: string;
+  /** Shares of failed answers; the rest is 202. Default 25 % 5xx, 10 % resets, 5 % too slow. */
+  faults?: { serverError: number; reset: number; slow: number };
+  /** Starts in flight at once. Default 32. */
+  submitConcurrency?: number;
+  /** How long all deliveries may take to end. */
+  timeoutMs: number;
+  log?: (line: string) => void;
+}
+
+export interface SoakFigures {
+  deliveries: number;
+  outcomes: Record<Outcome, number>;
+  attempts: number;
+  requests: number;
+  /**
+   * Message ids the receiver took more than once: it answered 2xx to an attempt after the client had
+   * given up on it (a scripted slow answer, or a loaded machine), and then to the retry. At-least-once.
+   */
+  duplicateIds: number;
+  /** Message ids the receiver took (answering after the client had given up) of deliveries that then ended without success. */
+  heldNotDelivered: number;
+  /** 2xx answers that never reached the client: it had given up on the attempt before they were written. */
+  lateAnswers: number;
+  faults: { serverError: number; reset: number; slow: number };
+  seconds: { submit: number; total: number };
+  deliveriesPerSecond: number;
+}
+
+export interface SoakReport {
+  figures: SoakFigures;
+  /** Every broken promise found; empty when nothing was lost. */
+  problems: string[];
+}
+
+const ATTEMPT_TIMEOUT_MS = 500;
+const SLOW_MS = 1_000;
+const RETRY = { initial: '50ms', min: '20ms', max: '500ms' } as const;
+
+/**
+ * The mix of deliveries, by index: events bounded by 6 attempts (delivered or exhausted), telemetry
+ * QoS 0 (delivered or dropped), telemetry QoS 1 bounded by a 1.5 s max age (delivered or expired),
+ * and one in 50 cancelled right after submit (cancelled, or whatever it reached first).
+ */
+function inputOf(i: number, url: string, seed: string): DeliveryInput {
+  const base = { tenant: 'soak', device: `device-${i % 97}`, messageId: `${seed}-${i}`, payload: { i }, target: { url: `${url}/soak`, timeout: ATTEMPT_TIMEOUT_MS } };
+  if (i % 10 === 8) return { ...base, kind: 'telemetry', qos: 0 };
+  if (i % 10 === 9) return { ...base, kind: 'telemetry', qos: 1, policy: { ...RETRY, maxAge: '1500ms' } };
+  return { ...base, kind: 'event', policy: { ...RETRY, maxAttempts: 6 } };
+}
+const cancels = (i: number) => i % 50 === 7;
+
+export async function runSoak(options: SoakOptions): Promise<SoakReport> {
+  const { redeliver, client, receiver, deliveries: n, seed } = options;
+  const faults = options.faults ?? { serverError: 0.25, reset: 0.1, slow: 0.05 };
+  const log = options.log ?? (() => undefined);
+  receiver.route('/soak', randomFaults({ seed, ...faults, slowMs: SLOW_MS }));
+  const inputs = Array.from({ length: n }, (_, i) => inputOf(i, receiver.url, seed));
+  const problems: string[] = [];
+
+  const started = Date.now();
+  const handles: DeliveryHandle[] = new Array(n);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: options.submitConcurrency ?? 32 }, async () => {
+      while (next < n) {
+        const i = next++;
+        handles[i] = await redeliver.submit(inputs[i]!);
+        if (cancels(i)) await handles[i].cancel().catch((err: unknown) => {
+          if (!(err instanceof DeliveryControlError)) throw err; // it had ended already: fine
+        });
+      }
+    }),
+  );
+  const submitted = Date.now();
+  log(`submitted ${n} in ${((submitted - started) / 1000).toFixed(1)} s`);
+
+  // every delivery ends: nothing is left running on the task queue
+  const byQueue = `TaskQueue = '${redeliver.taskQueue}'`;
+  let lastLog = Date.now();
+  for (;;) {
+    const running = (await client.workflow.count(`${byQueue} AND ExecutionStatus = 'Running'`)).count;
+    if (Date.now() - lastLog > 10_000) {
+      lastLog = Date.now();
+      log(`${((lastLog - started) / 1000).toFixed(0)} s: ${running} of ${n} still running`);
+    }
+    if (running === 0) break;
+    if (Date.now() - started > options.timeoutMs) {
+      problems.push(`${running} deliveries still running after ${options.timeoutMs / 1000} s`);
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const ended = Date.now();
+  log(`all ended after ${((ended - started) / 1000).toFixed(1)} s`);
+
+  // exactly one outcome each
+  const results: DeliveryResult[] = new Array(n);
+  let k = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (k < n) {
+        const i = k++;
+        results[i] = await handles[i]!.result();
+      }
+    }),
+  );
+  const outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+  for (const [i, result] of results.entries()) {
+    if (!OUTCOMES.includes(result.outcome)) problems.push(`${inputs[i]!.messageId}: unknown outcome ${String(result.outcome)}`);
+    else outcomes[result.outcome]++;
+    if (result.messageId !== inputs[i]!.messageId) problems.push(`${inputs[i]!.messageId}: the result names ${result.messageId}`);
+  }
+  if (new Set(handles.map((h) => h.deliveryId)).size !== n) problems.push('two submissions share one delivery');
+  // one workflow each, and the visibility store agrees with the results
+  const total = (await client.workflow.count(byQueue)).count;
+  if (total !== n) problems.push(`${total} workflows on the task queue for ${n} submissions`);
+  for (const outcome of OUTCOMES) {
+    const visible = (await client.workflow.count(`${byQueue} AND DeliveryState = '${outcome}'`)).count;
+    if (visible !== outcomes[outcome]) problems.push(`DeliveryState = '${outcome}': ${visible} in the UI, ${outcomes[outcome]} results`);
+  }
+
+  // the receiver: every delivered id, no stranger, and every second copy explained
+  const submittedIds = new Set(inputs.map((i) => i.messageId!));
+  const byId = new Map<string, ReceivedRequest[]>();
+  for (const r of receiver.requests.filter((r) => r.path === '/soak')) {
+    if (!r.messageId || !submittedIds.has(r.messageId)) problems.push(`the receiver got message id ${r.messageId}, which was never submitted`);
+    else byId.set(r.messageId, [...(byId.get(r.messageId) ?? []), r]);
+  }
+  // the receiver took the message whenever it answered 2xx — even if the client had given up by then
+  const held = (r: ReceivedRequest) => 'status' in r.reply && r.reply.status < 300;
+  const show = (r: ReceivedRequest) => `#${r.attempt}: ${'reset' in r.reply ? 'reset' : `${r.reply.status}${r.reply.delayMs ? ` after ${r.reply.delayMs} ms` : ''}`} → ${r.outcome}`;
+  let duplicateIds = 0;
+  let heldNotDelivered = 0;
+  let attempts = 0;
+  for (const [i, result] of results.entries()) {
+    const id = inputs[i]!.messageId!;
+    const seen = byId.get(id) ?? [];
+    attempts += result.attempts;
+    const numbers = seen.map((r) => r.attempt);
+    const expected = Array.from({ length: result.attempts }, (_, a) => a + 1);
+    // every attempt reached the receiver exactly once, in order, and no other (a cancelled delivery's last may not have)
+    const wanted = result.outcome === 'cancelled' ? expected.slice(0, numbers.length) : expected;
+    if (JSON.stringify(numbers) !== JSON.stringify(wanted)) problems.push(`${id} (${result.outcome}, ${result.attempts} attempts): the receiver saw attempts ${JSON.stringify(numbers)}`);
+    // delivered: the receiver holds it, from the attempt the workflow saw succeed
+    const last = seen.find((r) => r.attempt === result.attempts);
+    if (result.outcome === 'delivered' && !(last && held(last) && last.outcome === (last.reply as { status: number }).status)) {
+      problems.push(`${id} is delivered, but the receiver did not accept its attempt ${result.attempts}: ${seen.map(show).join(', ')}`);
+    }
+    const copies = seen.filter(held).length;
+    if (copies > 1) duplicateIds++;
+    if (copies > 0 && result.outcome !== 'delivered') heldNotDelivered++;
+  }
+  const figures: SoakFigures = {
+    deliveries: n,
+    outcomes,
+    attempts,
+    requests: receiver.requests.filter((r) => r.path === '/soak').length,
+    duplicateIds,
+    heldNotDelivered,
+    lateAnswers: receiver.requests.filter((r) => r.path === '/soak' && held(r) && r.outcome !== 202).length,
+    faults,
+    seconds: { submit: round((submitted - started) / 1000), total: round((ended - started) / 1000) },
+    deliveriesPerSecond: round(n / ((ended - started) / 1000)),
+  };
+  return { figures, problems: problems.slice(0, 50).concat(problems.length > 50 ? [`… and ${problems.length - 50} more`] : []) };
+}
+
+const round = (x: number) => Math.round(x * 10) / 10;
