@@ -139,6 +139,15 @@ const INDEXED_VALUE_TYPE: Record<string, temporal.api.enums.v1.IndexedValueType>
 };
 
 /**
+ * The client pings every 30 s, even without calls in flight; grpc-java servers allow a ping every 5 min
+ * and none without calls, and after three early pings they close the connection (GOAWAY "too_many_pings").
+ * The client's retry then sends the RPC in flight again — for `unlockTimeSkippingWithSleep` that is a
+ * second unlock, and time runs ahead while a workflow task is outstanding (an attempt 13 h late in a
+ * 3-day test). Pings that keep to the server's policy:
+ */
+const KEEPALIVE_WITHIN_JAVA_POLICY = { 'grpc.keepalive_time_ms': 10 * 60_000, 'grpc.keepalive_permit_without_calls': 0 };
+
+/**
  * `TestWorkflowEnvironment.createTimeSkipping()` can only start the server itself (from a download, or a
  * binary it gives 5 s to answer: too little for a JVM on a loaded 2-core machine); its public
  * `createFromExistingServer()` turns time skipping off. The private `create` that both call takes an
@@ -147,7 +156,7 @@ const INDEXED_VALUE_TYPE: Record<string, temporal.api.enums.v1.IndexedValueType>
  */
 async function connectTimeSkipping(address: string): Promise<TestWorkflowEnvironment> {
   const create = (TestWorkflowEnvironment as unknown as { create(opts: object): Promise<TestWorkflowEnvironment> }).create.bind(TestWorkflowEnvironment);
-  const env = await create({ server: { type: 'existing' }, address, namespace: 'default', supportsTimeSkipping: true });
+  const env = await create({ server: { type: 'existing' }, address, namespace: 'default', supportsTimeSkipping: true, connectionOptions: { channelArgs: KEEPALIVE_WITHIN_JAVA_POLICY } });
   if (!env.supportsTimeSkipping) throw new Error('the test environment did not turn time skipping on');
   return env;
 }
@@ -160,7 +169,7 @@ async function waitUntilServing(address: string, timeoutMs: number, child: Child
     if (failed) throw new Error(`could not start java for the Temporal test server (a JDK 17+ is needed): ${failed.message}`);
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the Temporal test server exited (${child.exitCode ?? child.signalCode}) while starting`);
     try {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      const connection = await Connection.connect({ address, connectTimeout: 1_000, channelArgs: KEEPALIVE_WITHIN_JAVA_POLICY });
       try {
         await connection.workflowService.getSystemInfo({});
         return;
