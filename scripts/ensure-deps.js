@@ -5,7 +5,8 @@
 //     keeps to the lock file; not `npm ci`, which refuses a lock without the platform packages of
 //     @swc/core for other systems, and registries that serve only this platform leave those out;
 //   - with `--system a,b`: Debian packages whose programs the tests drive for real (chromium for the UI
-//     test, mosquitto for the MQTT tests), with apt-get when they are missing.
+//     test, mosquitto for the MQTT tests, maven to fetch the Java time-skipping test server), with
+//     apt-get when they are missing.
 // The Temporal CLI is installed by the code that starts it (src/dev/temporal-cli.ts).
 'use strict';
 const { execFileSync, spawnSync } = require('node:child_process');
@@ -23,8 +24,11 @@ if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtime
   execFileSync(cmd, [...args, 'install', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
 }
 
-/** Debian package → the program the project runs from it. */
-const PROGRAMS = { chromium: 'chromium', mosquitto: 'mosquitto' };
+/**
+ * Debian package → the program the project runs from it. No entry for `java`: Debian's maven depends on
+ * default-jre-headless (OpenJDK 17 on bookworm), which the test server runs on.
+ */
+const PROGRAMS = { chromium: 'chromium', mosquitto: 'mosquitto', maven: 'mvn' };
 const i = process.argv.indexOf('--system');
 const wanted = i >= 0 ? (process.argv[i + 1] || '').split(',').filter(Boolean) : [];
 const found = (program) => spawnSync('sh', ['-c', `command -v ${program} || test -x /usr/sbin/${program}`]).status === 0;

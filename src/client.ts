@@ -16,7 +16,9 @@ import { encryptingDataConverter } from './encryption/data-converter';
 import type { KeyRing } from './encryption/keys';
 import { clientTracingInterceptor } from './telemetry/tracing';
 import { validateDelivery, type ValidateOptions } from './delivery/validate';
-import { deliveryDetails, deliverySummary } from './delivery/summary';
+import { retryProgressOf } from './activities/progress';
+import type { RetryProgress } from './activities/retry';
+import { deliveryDetails, deliverySummary, humanDuration, waitingSummary } from './delivery/summary';
 import type { Delivery, DeliveryInput, DeliveryResult, DeliveryStatus } from './delivery/types';
 import { DEAD_LETTER_STATES, visibilityQuery, type DeadLetterState, type DeliveryFilter } from './delivery/filter';
 import {
@@ -268,7 +270,12 @@ export class DeliveryHandle {
   /** Where the delivery stands: state, attempts, next attempt time, last error, the attempt log. */
   async status(): Promise<DeliveryStatus> {
     const description = await this.workflow.describe();
-    if (description.status.name === 'RUNNING') return this.workflow.query(statusQuery);
+    if (description.status.name === 'RUNNING') {
+      const status = await this.workflow.query(statusQuery);
+      // while Temporal retries the delivery, its progress is in the retrying activity, not the workflow
+      const progress = status.state === 'waiting' ? await retryProgressOf(this.workflow.client.options.loadedDataConverter, description) : null;
+      return progress && progress.attempts >= status.attempts ? withProgress(status, progress) : status;
+    }
     // a closed delivery: its result says it all (no worker needed)
     const result = await this.result();
     return {
@@ -352,6 +359,22 @@ export class DeliveryHandle {
       throw err;
     }
   }
+}
+
+/** A waiting delivery's status, brought up to date with its retrying activity's progress. */
+function withProgress(status: DeliveryStatus, p: RetryProgress): DeliveryStatus {
+  const iso = (t: number) => new Date(t).toISOString();
+  const delayMs = Math.max(0, p.nextAttemptAt - Date.now());
+  const words = waitingSummary({ delayMs, code: p.lastError.code, nextAttempt: p.attempts + 1, expiresInMs: null, hinted: p.hinted });
+  return {
+    ...status,
+    attempts: p.attempts,
+    lastAttemptAt: iso(p.lastAttemptAt),
+    nextAttemptAt: iso(p.nextAttemptAt),
+    lastError: p.lastError,
+    attemptLog: p.attemptLog,
+    summary: p.reservedAt !== null ? `${words}; the endpoint's retry budget holds it back for ${humanDuration(delayMs)}` : words,
+  };
 }
 
 /** A control (retry now, pause, resume, cancel) that the delivery refused, with the reason. */

@@ -1,12 +1,16 @@
+import { Client } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogMetadata, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
+import { WAITING_TYPE } from './activities/retry';
 import { bundleHasTracing } from './bundle';
 import { FAILURE_TYPES } from './classify/classify';
 import { ConfigError, EnvReader, type Environment } from './config/errors';
 import { LOG_LEVELS, workerSettingsFromEnv } from './config/settings';
 import { encryptingDataConverter } from './encryption/data-converter';
 import type { KeyRing } from './encryption/keys';
+import { RetryBudget, type RetryBudgetOptions } from './endpoints/budget';
+import { EndpointReporter } from './endpoints/reporter';
 import { tracingFor, workerTracingOptions, type Tracing } from './telemetry/tracing';
 import { AddressGuard } from './transports/address-guard';
 import { createHttpAgent } from './transports/http';
@@ -36,6 +40,13 @@ export interface RedeliverWorkerOptions {
   shutdownGraceTime?: Duration;
   /** OpenTelemetry tracing; `null` for none. Default from $OTEL_TRACES_EXPORTER (none). */
   tracing?: Tracing | null;
+  /**
+   * Retries per second (and burst) to one endpoint, for all workers together; `null` for no bound.
+   * Default $REDELIVER_RETRY_BUDGET (and _BURST), else 10/s with a burst of 20 (docs/endpoint-health.md).
+   */
+  retryBudget?: RetryBudgetOptions | null;
+  /** Report attempts to each endpoint's workflow: health, downtime, and the budget's share per worker. Default $REDELIVER_ENDPOINT_HEALTH, else true. */
+  endpointHealth?: boolean;
   /** Where settings not given here come from. Default process.env. */
   env?: Environment;
   /** Passed through to the SDK's Worker.create. */
@@ -71,12 +82,19 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   const connection =
     options.connection ?? (await NativeConnection.connect({ ...settings.temporal.connectionOptions, ...(options.address && { address: options.address }) }));
   const tracingOptions = tracing ? workerTracingOptions(tracing, { bundling: !workflowBundlePath }) : undefined;
+  const namespace = options.namespace ?? settings.temporal.namespace;
+  const taskQueue = options.taskQueue ?? settings.taskQueue;
+  // the worker's own client: endpoint reports, and a paused delivery's look at its retrying activity
+  const client = new Client({ connection, namespace, ...(keys && { dataConverter: encryptingDataConverter(keys) }) });
+  const budgetOptions = options.retryBudget === undefined ? settings.retryBudget : options.retryBudget;
+  const budget = budgetOptions ? new RetryBudget(budgetOptions) : null;
+  const reporter = (options.endpointHealth ?? settings.endpointHealth) ? new EndpointReporter(client, taskQueue) : null;
   const worker = await Worker.create({
     connection,
-    namespace: options.namespace ?? settings.temporal.namespace,
-    taskQueue: options.taskQueue ?? settings.taskQueue,
+    namespace,
+    taskQueue,
     ...(workflowBundlePath ? { workflowBundle: { codePath: workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
-    activities: createActivities({ http, mqtt }),
+    activities: createActivities({ http, mqtt, budget, reporter, client }),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentAttempts ?? settings.maxConcurrentAttempts,
     ...(settings.maxConcurrentWorkflowTasks && { maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTasks }),
     // SIGTERM: stop polling, let attempts in flight finish for this long, then hand the rest back (activities/deliver.ts)
@@ -85,7 +103,9 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
     ...tracingOptions,
     ...options.workerOptions,
   });
+  reporter?.start();
   OWNED.set(worker, async () => {
+    await reporter?.stop();
     if (!options.connection) await connection.close();
     await http.close();
     await mqtt.close();
@@ -103,7 +123,7 @@ export async function runWorker(worker: Worker): Promise<void> {
   }
 }
 
-const EXPECTED_FAILURES = new Set(Object.values(FAILURE_TYPES));
+const EXPECTED_FAILURES = new Set([...Object.values(FAILURE_TYPES), WAITING_TYPE]);
 
 /**
  * Installs the SDK runtime with a logger at $REDELIVER_LOG_LEVEL (default WARN) that leaves out failed

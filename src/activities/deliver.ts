@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import { classify, FAILURE_TYPES, type Classification } from '../classify';
 import { mqttQos } from '../delivery/summary';
 import { isMqttTarget, type Delivery, type MqttTarget } from '../delivery/types';
+import type { AttemptOutcome } from '../endpoints/types';
 import { sendHttp } from '../transports/http';
 import { createMqttPool, type MqttPool, type MqttPublish } from '../transports/mqtt';
 
@@ -51,39 +52,76 @@ export function mqttPublishOf(delivery: Delivery, target: MqttTarget, attempt: n
   };
 }
 
-export function createDeliverActivities(deps: { http: Dispatcher; mqtt?: MqttPool; now?: () => number }) {
+/** What one attempt came to: success, or a failure with its classification. */
+export type AttemptResult = ({ ok: true } & AttemptSuccess) | ({ ok: false } & AttemptFailureDetails);
+
+/** Hears of every attempt sent, for endpoint health (endpoints/reporter.ts). */
+export interface AttemptListener {
+  attempted(endpoint: string, outcome: AttemptOutcome): void;
+}
+
+export interface DeliverDeps {
+  http: Dispatcher;
+  mqtt?: MqttPool;
+  now?: () => number;
+  listener?: AttemptListener;
+}
+
+/**
+ * Sends one attempt of a delivery and classifies what came back. A worker shutting down mid-attempt
+ * hands it back (see handedBack); any other cancellation stays a cancellation.
+ */
+export function createAttempt(deps: DeliverDeps) {
   const now = deps.now ?? Date.now;
   // made on first use when the worker passed none: a worker that never sees an MQTT target opens nothing
   let pool = deps.mqtt;
   const mqtt = () => (pool ??= createMqttPool());
+  return async function attempt(delivery: Delivery, attempt: number): Promise<AttemptResult> {
+    const cancelled = cancellationSignal();
+    const target = delivery.target;
+    const { outcome, durationMs } = isMqttTarget(target)
+      ? await mqtt().publish(mqttPublishOf(delivery, target, attempt, cancelled))
+      : await sendHttp(
+          {
+            url: target.url,
+            method: target.method,
+            headers: deliveryHeaders(delivery, attempt),
+            body: delivery.body,
+            timeoutMs: target.timeout,
+            ...(cancelled && { signal: cancelled }),
+          },
+          deps.http,
+        );
+    if (cancelled?.aborted) throw handedBack(cancelled.reason, durationMs);
+    const at = now();
+    const c = classify(outcome, delivery.overrides, at);
+    deps.listener?.attempted(delivery.endpoint, { at, ok: c.class === 'success', class: c.class, code: c.code });
+    if (c.class === 'success') return { ok: true, code: c.code, reason: c.reason, durationMs };
+    return { ok: false, ...c, durationMs };
+  };
+}
+
+/** The ApplicationFailure a failed attempt ends its activity with: one type per class (FAILURE_TYPES). */
+export function attemptFailure(failure: AttemptFailureDetails, nextRetryDelay?: number, progress?: unknown): ApplicationFailure {
+  const { ok: _ok, ...details } = failure as AttemptFailureDetails & { ok?: boolean };
+  return ApplicationFailure.create({
+    type: FAILURE_TYPES[failure.class as keyof typeof FAILURE_TYPES],
+    message: failure.reason,
+    nonRetryable: !failure.retryable,
+    // the retrying activity adds its progress (activities/retry.ts)
+    details: progress === undefined ? [details] : [details, progress],
+    ...(nextRetryDelay !== undefined && { nextRetryDelay }),
+  });
+}
+
+export function createDeliverActivities(deps: DeliverDeps) {
+  const attempt = createAttempt(deps);
   return {
     /** One attempt: send, classify, and turn a failure into an ApplicationFailure of its class. */
-    async sendAttempt(delivery: Delivery, attempt: number): Promise<AttemptSuccess> {
-      const cancelled = cancellationSignal();
-      const target = delivery.target;
-      const { outcome, durationMs } = isMqttTarget(target)
-        ? await mqtt().publish(mqttPublishOf(delivery, target, attempt, cancelled))
-        : await sendHttp(
-            {
-              url: target.url,
-              method: target.method,
-              headers: deliveryHeaders(delivery, attempt),
-              body: delivery.body,
-              timeoutMs: target.timeout,
-              ...(cancelled && { signal: cancelled }),
-            },
-            deps.http,
-          );
-      if (cancelled?.aborted) throw handedBack(cancelled.reason, durationMs);
-      const c = classify(outcome, delivery.overrides, now());
-      if (c.class === 'success') return { code: c.code, reason: c.reason, durationMs };
-      const details: AttemptFailureDetails = { ...c, durationMs };
-      throw ApplicationFailure.create({
-        type: FAILURE_TYPES[c.class],
-        message: c.reason,
-        nonRetryable: !c.retryable,
-        details: [details],
-      });
+    async sendAttempt(delivery: Delivery, attemptNumber: number): Promise<AttemptSuccess> {
+      const result = await attempt(delivery, attemptNumber);
+      if (result.ok) return { code: result.code, reason: result.reason, durationMs: result.durationMs };
+      throw attemptFailure(result);
     },
   };
 }

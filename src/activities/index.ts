@@ -1,6 +1,11 @@
+import type { Client } from '@temporalio/client';
 import type { Dispatcher } from 'undici';
+import type { RetryBudget } from '../endpoints/budget';
+import type { EndpointReporter } from '../endpoints/reporter';
 import { createMqttPool, type MqttPool } from '../transports/mqtt';
-import { createDeliverActivities } from './deliver';
+import { createAttempt, createDeliverActivities } from './deliver';
+import { createProgressActivities } from './progress';
+import { createRetryActivities } from './retry';
 import { createSubscriptionActivities } from './subscription';
 
 export type { AttemptSuccess, AttemptFailureDetails } from './deliver';
@@ -14,12 +19,30 @@ export interface ActivityDeps {
    * connections (credentials, SSRF guard). Default: one with the worker's environment's credentials.
    */
   mqtt?: MqttPool;
+  /** The worker's per-endpoint retry budget; none: retries are not held back. */
+  budget?: RetryBudget | null;
+  /** Hears of every attempt and tells each endpoint's share of the budget (endpoints/reporter.ts). */
+  reporter?: EndpointReporter | null;
+  /** A client of the worker's namespace: a paused delivery reads its retrying activity's progress with it. */
+  client?: Client | null;
 }
 
 /** Every activity the worker registers, configured from its dependencies. */
 export function createActivities(deps: ActivityDeps) {
   const mqtt = deps.mqtt ?? createMqttPool();
-  return { ...createDeliverActivities({ ...deps, mqtt }), ...createSubscriptionActivities({ ...deps, mqtt }) };
+  const reporter = deps.reporter ?? undefined;
+  const listener = reporter && { attempted: (endpoint: string, outcome: Parameters<EndpointReporter['attempted']>[1]) => reporter.attempted(endpoint, outcome) };
+  const attemptDeps = { http: deps.http, mqtt, ...(listener && { listener }) };
+  return {
+    ...createDeliverActivities(attemptDeps),
+    ...createRetryActivities({
+      attempt: createAttempt(attemptDeps),
+      budget: deps.budget ?? null,
+      ...(reporter && { share: (endpoint: string) => reporter.share(endpoint), heldBack: (endpoint: string) => reporter.heldBack(endpoint) }),
+    }),
+    ...createProgressActivities(deps.client ?? null),
+    ...createSubscriptionActivities({ ...deps, mqtt }),
+  };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

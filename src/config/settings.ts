@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { LogLevel } from '@temporalio/worker';
 import { readKeyRing, type KeyRing } from '../encryption/keys';
+import { DEFAULT_RETRY_BUDGET, type RetryBudgetOptions } from '../endpoints/budget';
 import { parseDuration } from '../policy/duration';
 import { TRACES_EXPORTERS, type TracesExporter } from '../telemetry/tracing';
 import { AddressGuard } from '../transports/address-guard';
@@ -32,6 +33,10 @@ export interface WorkerSettings extends ClientSettings {
   logLevel: LogLevel;
   tracesExporter: TracesExporter;
   serviceName: string;
+  /** Retries per second and burst per endpoint, all workers together; null: not bounded. */
+  retryBudget: RetryBudgetOptions | null;
+  /** Report attempts to each endpoint's workflow (health, downtime, the budget's share per worker). */
+  endpointHealth: boolean;
 }
 
 /** The client's settings; throws a ConfigError naming every bad variable. */
@@ -69,8 +74,12 @@ export function workerSettingsFromEnv(env: Environment = process.env): WorkerSet
     logLevel: reader.oneOf('REDELIVER_LOG_LEVEL', LOG_LEVELS, 'WARN'),
     tracesExporter: reader.oneOf('OTEL_TRACES_EXPORTER', TRACES_EXPORTERS, 'none'),
     serviceName: reader.string('OTEL_SERVICE_NAME') ?? 'redeliver-worker',
+    retryBudget: DEFAULT_RETRY_BUDGET,
+    endpointHealth: true,
   };
   const workflowTasks = reader.positiveInt('REDELIVER_MAX_CONCURRENT_WORKFLOW_TASKS');
+  settings.retryBudget = readRetryBudget(reader);
+  settings.endpointHealth = reader.boolean('REDELIVER_ENDPOINT_HEALTH') ?? true;
   if (workflowTasks !== undefined) settings.maxConcurrentWorkflowTasks = workflowTasks;
   if (workflowBundlePath !== undefined) settings.workflowBundlePath = workflowBundlePath;
   const prometheus = reader.hostPort('REDELIVER_PROMETHEUS_ADDRESS', example);
@@ -86,4 +95,18 @@ function readClientSettings(reader: EnvReader): ClientSettings {
   const taskQueue = reader.string('REDELIVER_TASK_QUEUE') ?? DEFAULT_TASK_QUEUE;
   const encryptionKeys = readKeyRing(reader);
   return { temporal, taskQueue, ...(encryptionKeys && { encryptionKeys }) };
+}
+
+/** REDELIVER_RETRY_BUDGET: retries per second to one endpoint (`10`, `2.5`) or `off`; REDELIVER_RETRY_BUDGET_BURST: retries at once on top. */
+function readRetryBudget(reader: EnvReader): RetryBudgetOptions | null {
+  const raw = reader.string('REDELIVER_RETRY_BUDGET')?.trim();
+  const burst = reader.positiveInt('REDELIVER_RETRY_BUDGET_BURST', DEFAULT_RETRY_BUDGET.burst);
+  if (raw === 'off') return null;
+  if (raw === undefined || raw === '') return { perSecond: DEFAULT_RETRY_BUDGET.perSecond, burst };
+  const perSecond = Number(raw.replace(/\/s$/, ''));
+  if (!Number.isFinite(perSecond) || perSecond <= 0) {
+    reader.problem('REDELIVER_RETRY_BUDGET', `must be retries per second to one endpoint above 0 (e.g. 10 or 2.5/s), or off; got ${JSON.stringify(raw)}`);
+    return DEFAULT_RETRY_BUDGET;
+  }
+  return { perSecond, burst };
 }

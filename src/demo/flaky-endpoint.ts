@@ -24,7 +24,7 @@ export interface FlakyEndpoint {
 /**
  * A local HTTP endpoint whose faults are scripted by the URL's query, per message id:
  * `?fail=2&status=503` answers 503 to the first two requests of a message, then `then` (default 202);
- * `retryAfter=S` adds a Retry-After header to the failures; `status=400` with `fail=99` always refuses.
+ * `status=503,429` answers those in turn; `retryAfter=S` adds a Retry-After header to the failures; `status=400` with `fail=99` always refuses.
  */
 export async function startFlakyEndpoint(port = 0, host = '127.0.0.1'): Promise<FlakyEndpoint> {
   const received: ReceivedRequest[] = [];
@@ -39,7 +39,9 @@ export async function startFlakyEndpoint(port = 0, host = '127.0.0.1'): Promise<
       seen.set(key, count);
       const failures = Number(url.searchParams.get('fail') ?? 0);
       const failing = count <= failures || down.has(url.pathname);
-      const status = failing ? Number(url.searchParams.get('status') ?? 503) : Number(url.searchParams.get('then') ?? 202);
+      // a list of statuses is answered in turn: `status=503,429` alternates a server error and throttling
+      const statuses = (url.searchParams.get('status') ?? '503').split(',').map(Number);
+      const status = failing ? statuses[(count - 1) % statuses.length]! : Number(url.searchParams.get('then') ?? 202);
       const headers: Record<string, string> = { 'content-type': 'text/plain' };
       const retryAfter = url.searchParams.get('retryAfter');
       if (failing && retryAfter) headers['retry-after'] = retryAfter;

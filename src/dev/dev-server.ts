@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
+import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES } from '../workflows/definitions';
 import { ensureTemporalCli } from './temporal-cli';
 
@@ -65,8 +65,16 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     await exited;
     clearTimeout(timer);
   };
+  let exitCode: number | null | undefined;
+  void exited.then((code) => (exitCode = code ?? -1));
   try {
-    await waitUntilServing(address, options.startTimeoutMs ?? 60_000, exited);
+    await waitUntilServing(address, {
+      name: 'the Temporal dev server',
+      timeoutMs: options.startTimeoutMs ?? 60_000,
+      intervalMs: 250,
+      failed: () =>
+        exitCode === undefined ? undefined : new Error(`the Temporal dev server exited with code ${exitCode} while starting (is port ${address} taken?)`),
+    });
   } catch (err) {
     await stop();
     throw err;
@@ -74,15 +82,32 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   return { address, uiUrl: uiPort === null ? null : `http://127.0.0.1:${uiPort}`, process: child, stop };
 }
 
-async function waitUntilServing(address: string, timeoutMs: number, exited: Promise<number | null>): Promise<void> {
-  let exitCode: number | null | undefined;
-  void exited.then((code) => (exitCode = code ?? -1));
-  const deadline = Date.now() + timeoutMs;
+export interface WaitUntilServingOptions {
+  /** What is starting, for the timeout's message, e.g. 'the Temporal dev server'. */
+  name: string;
+  /** How long to keep trying. */
+  timeoutMs: number;
+  /** The pause after a try that failed. */
+  intervalMs: number;
+  /** Asked before each try: an error to give up with at once (the process exited, or never started). */
+  failed?: () => Error | undefined;
+  /** For the connections the tries open, e.g. keepalive pings that the server's policy allows. */
+  channelArgs?: ConnectionOptions['channelArgs'];
+}
+
+/**
+ * Waits until a Temporal frontend at `address` answers `GetSystemInfo`: the port may be open before the
+ * server serves, so a try is a real call on a fresh connection, closed again after it. Throws
+ * `failed()`'s error as soon as there is one, and the last try's error once `timeoutMs` has passed.
+ */
+export async function waitUntilServing(address: string, options: WaitUntilServingOptions): Promise<void> {
+  const deadline = Date.now() + options.timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
-    if (exitCode !== undefined) throw new Error(`the Temporal dev server exited with code ${exitCode} while starting (is port ${address} taken?)`);
+    const failed = options.failed?.();
+    if (failed) throw failed;
     try {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      const connection = await Connection.connect({ address, connectTimeout: 1_000, channelArgs: options.channelArgs });
       try {
         await connection.workflowService.getSystemInfo({});
         return;
@@ -91,10 +116,10 @@ async function waitUntilServing(address: string, timeoutMs: number, exited: Prom
       }
     } catch (err) {
       lastError = err;
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, options.intervalMs));
     }
   }
-  throw new Error(`the Temporal dev server did not answer at ${address} within ${timeoutMs} ms: ${String(lastError)}`);
+  throw new Error(`${options.name} did not answer at ${address} within ${options.timeoutMs} ms: ${String(lastError)}`);
 }
 
 function searchAttributeTypeName(type: string): string {

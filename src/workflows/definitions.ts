@@ -1,6 +1,8 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { DeliveryStatus } from '../delivery/types';
+import type { TimelineBucket } from '../endpoints/timeline';
+import type { EndpointDowntimeReport, EndpointReport, EndpointStatus } from '../endpoints/types';
 import type { ReceivedCommand, SubscriptionStatus } from '../subscription/types';
 
 /** Search attributes every delivery keeps current, so operators can filter the UI's workflow list. */
@@ -11,8 +13,10 @@ export const Tenant = defineSearchAttributeKey('Tenant', SearchAttributeType.KEY
 export const Device = defineSearchAttributeKey('Device', SearchAttributeType.KEYWORD);
 export const Attempts = defineSearchAttributeKey('Attempts', SearchAttributeType.INT);
 export const LastErrorClass = defineSearchAttributeKey('LastErrorClass', SearchAttributeType.KEYWORD);
+/** An endpoint's health (healthy, failing, recovering), on its endpoint workflow (workflows/endpoint.ts). */
+export const EndpointHealth = defineSearchAttributeKey('EndpointHealth', SearchAttributeType.KEYWORD);
 
-export const SEARCH_ATTRIBUTES = [DeliveryKind, DeliveryState, Endpoint, Tenant, Device, Attempts, LastErrorClass];
+export const SEARCH_ATTRIBUTES = [DeliveryKind, DeliveryState, Endpoint, Tenant, Device, Attempts, LastErrorClass, EndpointHealth];
 
 /** The delivery's current state, attempts, next attempt time, last error and attempt log. */
 export const statusQuery = defineQuery<DeliveryStatus>('status');
@@ -39,3 +43,17 @@ export const commandReceivedSignal = defineSignal<[{ hold: number; command: Omit
 
 /** Stops the subscription: it unsubscribes, hands the commands already received to the callback, and completes. */
 export const stopSubscriptionUpdate = defineUpdate<SubscriptionStatus, [reason: string]>('stop');
+
+// Endpoints (workflows/endpoint.ts)
+
+/** Sent by each worker about once a second: the attempts it made to the endpoint, and the retries its budget held back. */
+export const endpointReportSignal = defineSignal<[EndpointReport]>('report');
+
+/** An endpoint's health, failure rate, workers retrying to it and downtime totals. */
+export const endpointStatusQuery = defineQuery<EndpointStatus>('status');
+
+/** The endpoint's downtime periods and totals, as the guide defines downtime, since a time (epoch ms) if given. */
+export const endpointDowntimeQuery = defineQuery<EndpointDowntimeReport, [since?: number]>('downtime');
+
+/** Attempts per second (sent, failed), for a plot of the endpoint's timeline. */
+export const endpointTimelineQuery = defineQuery<TimelineBucket[]>('timeline');

@@ -1,18 +1,23 @@
 import {
+  ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
   TimeoutFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
   isCancellation,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities, AttemptFailureDetails } from '../activities';
+import type { RetryEnd, RetryProgress } from '../activities/retry';
 import type { ErrorClass } from '../classify/types';
 import { FAILURE_TYPES } from '../classify/classify';
 import { expiresAt, humanDuration, waitingSummary } from '../delivery/summary';
@@ -65,6 +70,11 @@ const ATTEMPT_MARGIN_MS = 5_000;
 const ATTEMPT_LOG_SIZE = 20;
 const DEFAULT_HISTORY_LIMIT = 4_000;
 const CLASS_OF_TYPE = new Map(Object.entries(FAILURE_TYPES).map(([cls, type]) => [type, cls]));
+/**
+ * Retries run as Temporal's own activity retries (activities/retry.ts): no history event per retry.
+ * Deliveries recorded before kept a timer and an activity per retry; they replay that way.
+ */
+export const SERVER_SIDE_RETRIES = 'server-side-retries';
 
 /**
  * One delivery: attempts are activities, waits between them durable timers drawn from the policy with
@@ -210,6 +220,111 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
     retryRequested = false;
     nextAttemptAt = null;
   };
+  /** Takes the retrying activity's progress as the delivery's own. */
+  const adopt = (p: RetryProgress) => {
+    attempts = p.attempts;
+    previousDelay = p.previousDelay;
+    lastError = p.lastError;
+    lastAttemptAt = p.lastAttemptAt;
+    attemptLog.splice(0, attemptLog.length, ...p.attemptLog);
+    nextAttemptAt = p.nextAttemptAt;
+  };
+  /**
+   * The retries after the first failed attempt, as one activity that Temporal retries (activities/retry.ts):
+   * it waits on the server between attempts and adds no history event per retry. The workflow wakes when it
+   * ends with an outcome, when the error class changes (to keep LastErrorClass true in the UI's list), or
+   * when an operator pauses it or asks to retry now: then it stops the activity and starts another after.
+   */
+  const retryOnServer = async (hinted: boolean): Promise<DeliveryResult> => {
+    const { retryDelivery } = proxyActivities<Activities>({
+      startToCloseTimeout: delivery.target.timeout + ATTEMPT_MARGIN_MS,
+      // every failure says when to come back (nextRetryDelay); these apply only when the worker running an attempt is lost
+      retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: `${Math.max(1_000, delivery.policy.max)}ms` },
+      // an attempt in flight finishes before a pause or a retry-now takes over: its outcome is not lost
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      summary: `retries: ${isMqttTarget(delivery.target) ? `PUBLISH ${delivery.endpoint} ${delivery.target.topic}` : `${delivery.target.method} ${delivery.endpoint}`}`,
+    });
+    const { retryProgress } = proxyLocalActivities<Activities>({ startToCloseTimeout: '10s', retry: { maximumAttempts: 3 } });
+    let skipBudget = false;
+    let wasHinted = hinted;
+    for (;;) {
+      if (pause) {
+        setState('paused', `paused: ${pause.reason} — attempt ${attempts + 1} waits for resume`);
+        await condition(() => pause === null);
+        retryRequested = false;
+      }
+      if (retryRequested) {
+        retryRequested = false;
+        nextAttemptAt = Date.now();
+        // an operator's retry-now goes out at once, past the endpoint's retry budget
+        skipBudget = true;
+      }
+      if (delivery.policy.deadline !== null && Date.now() > delivery.policy.deadline) {
+        return finish('expired', `the deadline ${new Date(delivery.policy.deadline).toISOString()} passed while paused`);
+      }
+      const progress: RetryProgress = {
+        attempts,
+        previousDelay,
+        lastError: lastError!,
+        lastAttemptAt: lastAttemptAt!,
+        attemptLog: [...attemptLog],
+        nextAttemptAt: nextAttemptAt ?? Date.now(),
+        hinted: wasHinted,
+        reservedAt: null,
+        heldBack: 0,
+      };
+      const remaining = Math.max(0, progress.nextAttemptAt - Date.now());
+      setState('waiting', `${waitingSummary({ delayMs: remaining, code: lastError!.code, nextAttempt: attempts + 1, expiresInMs: expiresInMs(), hinted: wasHinted })}; later attempts are retried by Temporal (Pending Activities shows the next)`);
+
+      const scope = new CancellationScope();
+      const input = { delivery, progress, agedFrom: firstAttemptAt! + pausedMs, searchedClass: searchedClass!, skipBudget };
+      const running = scope.run(() => retryDelivery(input));
+      skipBudget = false;
+      let end: RetryEnd | null;
+      let stopped = false;
+      let seen: RetryProgress | null = null;
+      try {
+        end = await Promise.race([running, condition(() => pause !== null || retryRequested).then(() => null)]);
+        if (end === null) {
+          // stopped by an operator: read where the retrying stands, then stop it. An attempt in flight
+          // finishes first: its outcome comes back as a value, or as a failure that carries the progress
+          stopped = true;
+          seen = await retryProgress(workflowInfo().workflowId);
+          scope.cancel();
+          end = await running;
+        }
+      } catch (err) {
+        // the delivery itself was cancelled
+        if (CancellationScope.current().consideredCancelled) throw err;
+        const carried = progressOf(err) ?? (stopped ? seen : null);
+        if (carried) adopt(carried);
+        continue;
+      }
+      adopt(end.progress);
+      wasHinted = end.progress.hinted;
+      if (end.end === 'delivered') {
+        return finish('delivered', `${end.reason} on attempt ${attempts}`);
+      }
+      if (end.end !== 'class-changed') {
+        return finish(end.end, end.reason);
+      }
+      // the new class, in the UI's list; then the retrying goes on
+      upsertSearchAttributes([
+        { key: Attempts, value: attempts },
+        { key: LastErrorClass, value: lastError!.class },
+      ]);
+      searchedClass = lastError!.class;
+      const info = workflowInfo();
+      if (info.continueAsNewSuggested || info.historyLength >= historyLimit) {
+        await condition(allHandlersFinished);
+        await continueAsNew<typeof deliveryWorkflow>({
+          delivery,
+          historyLimit,
+          carried: { run: run + 1, attempts, firstAttemptAt, lastAttemptAt, nextAttemptAt, previousDelay, lastError, attemptLog, pausedMs, pause },
+        });
+      }
+    }
+  };
   const expiresInMs = () => {
     if (firstAttemptAt === null) return null;
     const at = expiresAt(delivery, firstAttemptAt + pausedMs);
@@ -276,6 +391,8 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
       ]);
       searchedClass = failure.class as ErrorClass;
 
+      if (patched(SERVER_SIDE_RETRIES)) return await retryOnServer(decision.hinted);
+
       const info = workflowInfo();
       if (info.continueAsNewSuggested || info.historyLength >= historyLimit) {
         // a long delivery continues in a fresh run: same id, the message and everything it has learnt
@@ -299,6 +416,13 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
     }
     throw err;
   }
+}
+
+/** The retrying activity's progress carried by its failure (an attempt in flight when it was stopped). */
+function progressOf(err: unknown): RetryProgress | null {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (!(cause instanceof ApplicationFailure)) return null;
+  return (cause.details?.[1] as RetryProgress | undefined) ?? null;
 }
 
 /** The classification of a failed attempt, whatever way it failed. */

@@ -1,2 +1,3 @@
 export { deliveryWorkflow, type DeliveryWorkflowInput } from './delivery';
 export { commandSubscriptionWorkflow, type SubscriptionWorkflowInput } from './command-subscription';
+export { endpointWorkflow, type EndpointWorkflowInput } from './endpoint';

@@ -5,6 +5,8 @@ import { createActivities } from '../../src/activities';
 import { Redeliver } from '../../src/client';
 import { encryptingDataConverter } from '../../src/encryption/data-converter';
 import type { KeyRing } from '../../src/encryption/keys';
+import { DEFAULT_RETRY_BUDGET, RetryBudget, type RetryBudgetOptions } from '../../src/endpoints/budget';
+import { EndpointReporter } from '../../src/endpoints/reporter';
 import type { AddressGuard } from '../../src/transports/address-guard';
 import { createHttpAgent } from '../../src/transports/http';
 import { createMqttPool, type MqttPool } from '../../src/transports/mqtt';
@@ -43,6 +45,10 @@ export interface HarnessOptions {
   encryptionKeys?: KeyRing;
   /** Default: a task queue of its own. */
   taskQueue?: string;
+  /** The worker's per-endpoint retry budget, as in production by default (10/s, burst 20); null: none. */
+  retryBudget?: RetryBudgetOptions | null;
+  /** Report attempts to the endpoints' workflows, as in production. Default true. */
+  endpointHealth?: boolean;
 }
 
 /** A client, a worker and a Redeliver API on a task queue of their own, on the suite's dev server. */
@@ -55,11 +61,16 @@ export async function startHarness(address = testAddress(), options: HarnessOpti
   const nativeConnection = await NativeConnection.connect({ address });
   const http = createHttpAgent({ allow: options.allowAddresses ?? ['loopback'] });
   const mqtt = createMqttPool({ allow: options.allowAddresses ?? ['loopback'] });
+  // the worker's own client, as createWorker makes it: endpoint reports, a paused delivery's progress
+  const workerClient = new Client({ connection: nativeConnection, ...(dataConverter && { dataConverter }) });
+  const budgetOptions = options.retryBudget === undefined ? DEFAULT_RETRY_BUDGET : options.retryBudget;
+  const reporter = (options.endpointHealth ?? true) ? new EndpointReporter(workerClient, taskQueue) : null;
+  reporter?.start();
   const worker = await Worker.create({
     connection: nativeConnection,
     taskQueue,
     workflowBundle: { codePath: process.env.REDELIVER_TEST_BUNDLE! },
-    activities: createActivities({ http, mqtt }),
+    activities: createActivities({ http, mqtt, client: workerClient, budget: budgetOptions && new RetryBudget(budgetOptions), reporter }),
     ...(dataConverter && { dataConverter }),
   });
   const running = worker.run();
@@ -69,7 +80,9 @@ export async function startHarness(address = testAddress(), options: HarnessOpti
     redeliver: new Redeliver(client, { taskQueue }),
     worker,
     mqtt,
+    reporter,
     async stop() {
+      await reporter?.stop();
       worker.shutdown();
       await running;
       await http.close();
@@ -87,5 +100,7 @@ export interface Harness {
   worker: Worker;
   /** The worker's MQTT connection pool: tests read its stats. */
   mqtt: MqttPool;
+  /** The worker's endpoint reporter, when endpoint health is on. */
+  reporter: EndpointReporter | null;
   stop(): Promise<void>;
 }

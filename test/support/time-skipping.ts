@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { waitUntilServing } from '../../src/dev/dev-server';
 import { SEARCH_ATTRIBUTES } from '../../src/workflows/definitions';
 import { freePort } from './ports';
 
@@ -105,7 +105,17 @@ export async function startTimeSkippingServer(options: { logFile?: string; start
   };
   const address = `127.0.0.1:${port}`;
   try {
-    await waitUntilServing(address, options.startTimeoutMs ?? 60_000, child, () => spawnError);
+    await waitUntilServing(address, {
+      name: 'the Temporal test server',
+      timeoutMs: options.startTimeoutMs ?? 60_000,
+      intervalMs: 200,
+      failed: () => {
+        if (spawnError) return new Error(`could not start java for the Temporal test server (a JDK 17+ is needed): ${spawnError.message}`);
+        if (child.exitCode !== null || child.signalCode !== null) return new Error(`the Temporal test server exited (${child.exitCode ?? child.signalCode}) while starting`);
+        return undefined;
+      },
+      channelArgs: KEEPALIVE_WITHIN_JAVA_POLICY,
+    });
     const env = await connectTimeSkipping(address);
     await env.connection.operatorService.addSearchAttributes({
       namespace: 'default',
@@ -159,27 +169,4 @@ async function connectTimeSkipping(address: string): Promise<TestWorkflowEnviron
   const env = await create({ server: { type: 'existing' }, address, namespace: 'default', supportsTimeSkipping: true, connectionOptions: { channelArgs: KEEPALIVE_WITHIN_JAVA_POLICY } });
   if (!env.supportsTimeSkipping) throw new Error('the test environment did not turn time skipping on');
   return env;
-}
-
-async function waitUntilServing(address: string, timeoutMs: number, child: ChildProcess, spawnError: () => Error | undefined): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    const failed = spawnError();
-    if (failed) throw new Error(`could not start java for the Temporal test server (a JDK 17+ is needed): ${failed.message}`);
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the Temporal test server exited (${child.exitCode ?? child.signalCode}) while starting`);
-    try {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000, channelArgs: KEEPALIVE_WITHIN_JAVA_POLICY });
-      try {
-        await connection.workflowService.getSystemInfo({});
-        return;
-      } finally {
-        await connection.close();
-      }
-    } catch (err) {
-      lastError = err;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  throw new Error(`the Temporal test server did not answer at ${address} within ${timeoutMs} ms: ${String(lastError)}`);
 }

@@ -1,0 +1,147 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { ErrorClass } from '../classify/types';
+import { expiresAt } from '../delivery/summary';
+import type { AttemptError, AttemptRecord, Delivery } from '../delivery/types';
+import type { RetryBudget } from '../endpoints/budget';
+import { nextDelay } from '../policy/backoff';
+import { attemptFailure, type AttemptResult } from './deliver';
+
+/**
+ * A delivery's retrying, as it goes from attempt to attempt of the `retryDelivery` activity. It travels
+ * in the activity's heartbeat details, which Temporal hands to the next attempt: the retries themselves
+ * add nothing to the delivery's history (docs/cost-per-retry.md).
+ */
+export interface RetryProgress {
+  /** Attempts sent so far, the first one included: the `delivery-attempt` header of the next is one more. */
+  attempts: number;
+  previousDelay: number | null;
+  lastError: AttemptError;
+  lastAttemptAt: number;
+  attemptLog: AttemptRecord[];
+  /** When the next attempt is planned (epoch ms). */
+  nextAttemptAt: number;
+  /** Whether the wait until nextAttemptAt is a server's hint (Retry-After). */
+  hinted: boolean;
+  /** A slot the endpoint's retry budget reserved for the next attempt (epoch ms); the attempt then goes out without asking again. */
+  reservedAt: number | null;
+  /** Retries the budget held back so far. */
+  heldBack: number;
+}
+
+export interface RetryInput {
+  delivery: Delivery;
+  progress: RetryProgress;
+  /** When the first attempt started, moved on by the time spent paused (the max age does not run while paused). */
+  agedFrom: number;
+  /**
+   * The class the delivery's `LastErrorClass` search attribute says: a failure of another class ends the
+   * activity so the workflow can say so in the UI's list, then goes on with a new one.
+   */
+  searchedClass: ErrorClass;
+  /** Skip the budget for the next attempt: an operator asked for it (retry now). */
+  skipBudget?: boolean;
+}
+
+/** How the retrying ended; the workflow finishes the delivery, or records the new class and goes on. */
+export type RetryEnd =
+  | { end: 'delivered'; progress: RetryProgress; code: string; reason: string }
+  | { end: 'rejected' | 'expired' | 'exhausted'; progress: RetryProgress; reason: string }
+  | { end: 'class-changed'; progress: RetryProgress };
+
+/** Failure type of an attempt of `retryDelivery` that only waits: for its planned time, or for its slot in the retry budget. */
+export const WAITING_TYPE = 'DeliveryWaiting';
+
+const ATTEMPT_LOG_SIZE = 20;
+/** An attempt that starts this close to its planned time goes out (server timers fire a little early or late). */
+const ON_TIME_MS = 50;
+
+export interface RetryDeps {
+  attempt: (delivery: Delivery, attempt: number) => Promise<AttemptResult>;
+  /** The retry budget of this worker; none: retries are not held back. */
+  budget?: RetryBudget | null;
+  /** This worker's part of an endpoint's budget (1/N with N workers retrying to it). */
+  share?: (endpoint: string) => number;
+  /** Told of each retry the budget held back. */
+  heldBack?: (endpoint: string) => void;
+  now?: () => number;
+  random?: () => number;
+}
+
+/**
+ * The retries of one delivery, run by Temporal's own activity retries: each attempt of this activity
+ * sends at most one message. It waits for the planned time and for a slot in the endpoint's retry
+ * budget by failing with `nextRetryDelay`, which costs no history event; it ends (returns) only with an
+ * outcome, or when the error class changes.
+ */
+export function createRetryActivities(deps: RetryDeps) {
+  const now = deps.now ?? Date.now;
+  const random = deps.random ?? Math.random;
+  return {
+    async retryDelivery(input: RetryInput): Promise<RetryEnd> {
+      const { delivery, agedFrom } = input;
+      const context = Context.current();
+      const carried = context.info.heartbeatDetails as RetryProgress | undefined;
+      // the first attempt of this activity starts from the workflow's progress; later ones from the last heartbeat
+      const progress: RetryProgress = carried ?? input.progress;
+      const firstRun = carried === undefined;
+      const save = () => context.heartbeat(progress);
+
+      const t = now();
+      const expiry = expiresAt(delivery, agedFrom);
+      if (progress.nextAttemptAt - t > ON_TIME_MS) throw waiting(progress.nextAttemptAt - t, `waiting for attempt ${progress.attempts + 1}`, progress);
+      if (expiry !== null && t >= expiry) {
+        return { end: 'expired', progress, reason: `the retry budget of ${delivery.endpoint} had no slot for attempt ${progress.attempts + 1} before the delivery expired` };
+      }
+
+      const reserved = progress.reservedAt !== null && progress.reservedAt - t <= ON_TIME_MS;
+      if (deps.budget && !reserved && !(firstRun && input.skipBudget)) {
+        const grant = deps.budget.acquire(delivery.endpoint, t, deps.share?.(delivery.endpoint) ?? 1);
+        if (!grant.now) {
+          deps.heldBack?.(delivery.endpoint);
+          progress.heldBack++;
+          // past the expiry there is nothing to wait for: come back then, to end as expired
+          const at = expiry !== null && grant.at >= expiry ? expiry : grant.at;
+          progress.reservedAt = at === grant.at ? at : null;
+          progress.nextAttemptAt = at;
+          save();
+          throw waiting(at - t, `the retry budget of ${delivery.endpoint} holds attempt ${progress.attempts + 1} back`, progress);
+        }
+      }
+      progress.reservedAt = null;
+
+      progress.attempts++;
+      const startedAt = t;
+      const result = await deps.attempt(delivery, progress.attempts);
+      const ended = now();
+      progress.lastAttemptAt = ended;
+      progress.attemptLog = [
+        ...progress.attemptLog,
+        { attempt: progress.attempts, startedAt: new Date(startedAt).toISOString(), durationMs: Math.round(result.durationMs), code: result.code, ok: result.ok },
+      ].slice(-ATTEMPT_LOG_SIZE);
+      if (result.ok) return { end: 'delivered', progress, code: result.code, reason: result.reason };
+
+      progress.lastError = { class: result.class as ErrorClass, code: result.code, reason: result.reason, attempt: progress.attempts, at: new Date(ended).toISOString() };
+      if (!result.retryable) return { end: 'rejected', progress, reason: result.reason };
+      const decision = nextDelay(delivery.policy, { attempts: progress.attempts, previousDelay: progress.previousDelay, firstAttemptAt: agedFrom, now: ended }, random, result.retryAfterMs);
+      if (!decision.retry) return { end: decision.outcome, progress, reason: `${decision.reason}; last error: ${result.reason}` };
+
+      progress.previousDelay = decision.delay;
+      progress.nextAttemptAt = ended + decision.delay;
+      progress.hinted = decision.hinted;
+      if (result.class !== input.searchedClass) return { end: 'class-changed', progress };
+      save();
+      // the failure as the UI shows it on the pending activity: its class's type, its reason, and when the next attempt comes
+      throw attemptFailure(result, decision.delay, progress);
+    },
+  };
+}
+
+function waiting(delayMs: number, message: string, progress: RetryProgress): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: WAITING_TYPE,
+    message: `${message}; last error: ${progress.lastError.reason}`,
+    nextRetryDelay: Math.max(1, Math.round(delayMs)),
+    // a workflow that stopped the retrying (pause, retry now) learns from here where it stands
+    details: [null, progress],
+  });
+}

@@ -1,0 +1,57 @@
+/**
+ * The per-endpoint retry budget: a bound on the rate of retries sent to one endpoint, across every
+ * delivery a worker runs (docs/endpoint-health.md). In the spirit of gRPC's retry throttling and the AWS
+ * SDK's retry quota, but for a durable orchestrator: a retry that finds no room is not dropped, it gets
+ * a reserved slot in the future and waits for it on a durable timer. Reserving slots one after another
+ * is what drains a crowd of parked deliveries at the budget's pace once the endpoint recovers, instead
+ * of all at once.
+ *
+ * The bound is a generic cell rate (GCRA): over any window of W seconds at most `burst + W × perSecond`
+ * retries go out. First attempts are not held: they are the producer's own rate.
+ */
+
+export interface RetryBudgetOptions {
+  /** Retries per second to one endpoint, for all workers together. */
+  perSecond: number;
+  /** Retries that may go out at once on top of the rate. */
+  burst: number;
+}
+
+export const DEFAULT_RETRY_BUDGET: RetryBudgetOptions = { perSecond: 10, burst: 20 };
+
+/** When a retry may go out: now, or at a reserved time (epoch ms). */
+export type Grant = { now: true } | { now: false; at: number };
+
+/**
+ * The budgets of one worker, one per endpoint. With N workers each takes 1/N of the rate and of the
+ * burst (`share`), so the bound holds for all of them together.
+ */
+export class RetryBudget {
+  /** Theoretical arrival time of the next retry, per endpoint (epoch ms). */
+  private readonly next = new Map<string, number>();
+
+  constructor(readonly options: RetryBudgetOptions = DEFAULT_RETRY_BUDGET) {
+    if (!(options.perSecond > 0)) throw new RangeError(`retryBudget.perSecond must be above 0, got ${options.perSecond}`);
+    if (!(options.burst >= 1)) throw new RangeError(`retryBudget.burst must be at least 1, got ${options.burst}`);
+  }
+
+  /** Takes a slot for one retry to `endpoint` at `now`; `share` is this worker's part of the budget (1/N). */
+  acquire(endpoint: string, now: number, share = 1): Grant {
+    const interval = 1000 / (this.options.perSecond * share);
+    const tolerance = Math.max(0, this.options.burst * share - 1) * interval;
+    const tat = Math.max(this.next.get(endpoint) ?? now, now);
+    const at = Math.max(now, tat - tolerance);
+    this.next.set(endpoint, tat + interval);
+    return at <= now ? { now: true } : { now: false, at };
+  }
+
+  /** Slots reserved ahead for `endpoint` at `now`: how far the queue of waiting retries reaches (ms). */
+  backlogMs(endpoint: string, now: number): number {
+    return Math.max(0, (this.next.get(endpoint) ?? now) - now);
+  }
+
+  /** Forgets endpoints whose reservations have all passed (a long-running worker sees many endpoints). */
+  prune(now: number): void {
+    for (const [endpoint, tat] of this.next) if (tat < now) this.next.delete(endpoint);
+  }
+}

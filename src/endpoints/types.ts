@@ -1,0 +1,102 @@
+import type { Verdict } from '../classify/types';
+import type { DowntimePeriod } from '../subscription/types';
+
+/**
+ * How one attempt at an endpoint ended, as the downtime ledger and the timeline take it. `class` is the
+ * classifier's verdict: `well-known` is the throttled class (a limit, a quota, no consumer).
+ */
+export interface AttemptOutcome {
+  /** When the attempt ended (epoch ms). */
+  at: number;
+  /** Whether it was delivered. */
+  ok: boolean;
+  class: Verdict;
+  /** The classifier's stable code: `http-503`, `net-ECONNRESET`, … (`ok` for a success, by convention). */
+  code: string;
+}
+
+/** Attempts at an endpoint in one second (endpoints/timeline.ts): `failed` counts client errors too. */
+export interface TimelineBucket {
+  /** Epoch seconds. */
+  second: number;
+  ok: number;
+  failed: number;
+}
+
+/** A downtime period of an endpoint: the subscription ledger's period, with what was tried during it. */
+export interface EndpointDowntimePeriod extends DowntimePeriod {
+  /** Attempts from the first failure to the one that got through, both included. */
+  attempts: number;
+  /** The failed ones among them: `attempts - 1` for an ended period. */
+  failures: number;
+}
+
+/** The spell going on at the time of the report: failures since the last attempt that got through. */
+export interface CurrentSpell {
+  /** The spell's first failure, whatever the report's `since`. */
+  since: string;
+  durationMs: number;
+  attempts: number;
+  failures: number;
+  /** The most frequent failure code (the first one seen on a tie). */
+  reason: string;
+  /** Longer than the threshold and no longer a possible reconnection. */
+  countsAsDowntime: boolean;
+}
+
+/**
+ * The guide's downtime of one endpoint: spells in which sending was not possible, longer than the threshold
+ * (1 min) and not a reconnection (only connection failures, at least 3 attempts within 3 min).
+ */
+export interface EndpointDowntimeReport {
+  thresholdMs: number;
+  reconnectWindowMs: number;
+  reconnectAttempts: number;
+  /** Since when downtime is counted: the report's `since`, or when the ledger opened if that is later. */
+  since: string;
+  /** The downtime of the periods reported plus the part of the current spell after `since`, when it counts. */
+  totalMs: number;
+  /** Ended downtime periods that end after `since`, clipped to it; most recent last. */
+  periods: EndpointDowntimePeriod[];
+  /** Spells not longer than the threshold, since the ledger opened (not filtered by `since`). */
+  glitches: number;
+  /** Spells that were reconnections, since the ledger opened (not filtered by `since`). */
+  reconnections: number;
+  current: CurrentSpell | null;
+  /**
+   * False when the ledger has dropped periods (it keeps the last 200) that ended after `since`: `periods`
+   * and `totalMs` then miss some downtime.
+   */
+  complete: boolean;
+}
+
+/** What a worker reports to an endpoint's workflow about once a second (endpoints/reporter.ts). */
+export interface EndpointReport {
+  /** The reporting worker (pid@host/random): the endpoint counts the workers retrying to it. */
+  worker: string;
+  /** The attempts it sent since its last report, in the order they ended. */
+  outcomes: AttemptOutcome[];
+  /** Retries its budget held back since its last report. */
+  heldBack: number;
+}
+
+/** An endpoint as `redeliver endpoints` shows it. Field names are stable (JSON output). */
+export interface EndpointStatus {
+  /** host[:port] */
+  endpoint: string;
+  state: 'healthy' | 'failing' | 'recovering';
+  /** Failed attempts / attempts in the last minute (client errors are not failures of the endpoint). */
+  failureRate: number;
+  attemptsLastMinute: number;
+  /** Retries the retry budget held back in the last minute. */
+  heldBackLastMinute: number;
+  failingSince: string | null;
+  recoveredAt: string | null;
+  lastAttemptAt: string | null;
+  /** Workers that reported attempts to it in the last 10 s: each takes 1/N of the retry budget. */
+  workers: number;
+  /** The guide's downtime so far, and in how many periods. */
+  downtimeMs: number;
+  downtimePeriods: number;
+  summary: string;
+}

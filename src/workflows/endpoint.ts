@@ -1,0 +1,152 @@
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { humanDuration } from '../delivery/summary';
+import { endpointDowntimeReport, openEndpointLedger, recordOutcomes, type EndpointLedger, type EndpointLedgerOptions } from '../endpoints/downtime';
+import { healthAt, openHealth, recordHealth, type EndpointHealthState, type HealthLedger } from '../endpoints/health';
+import { addToTimeline, type Timeline } from '../endpoints/timeline';
+import type { AttemptOutcome, EndpointStatus } from '../endpoints/types';
+import { EndpointHealth, endpointDowntimeQuery, endpointReportSignal, endpointStatusQuery, endpointTimelineQuery } from './definitions';
+
+/** Reports arrive about once a second from each worker: outcomes older than this are in order, and recorded. */
+export const SETTLE_MS = 2_500;
+/** A worker counts towards an endpoint's budget share while it reported within this time. */
+export const WORKER_TTL_MS = 10_000;
+/** An endpoint workflow nobody reported to for this long, healthy, completes (a new report starts a fresh one). */
+export const IDLE_CLOSE_MS = 30 * 24 * 3600_000;
+/** How often a failing or recovering endpoint looks at the clock when no report comes (its state ages). */
+const REVIEW_MS = 15_000;
+const DEFAULT_HISTORY_LIMIT = 2_000;
+
+export interface EndpointCarried {
+  run: number;
+  ledger: EndpointLedger;
+  health: HealthLedger;
+  timeline: Timeline;
+  workers: Record<string, number>;
+  pending: AttemptOutcome[];
+  heldBack: { second: number; count: number }[];
+  lastReportAt: number;
+}
+
+export interface EndpointWorkflowInput {
+  endpoint: string;
+  /** Downtime rules (defaults: the guide's 1 min, and 3 attempts within 3 min for a reconnection). */
+  downtime?: EndpointLedgerOptions;
+  carried?: EndpointCarried;
+  historyLimit?: number;
+}
+
+/**
+ * One endpoint's health and downtime, from the attempts every worker reports (endpoints/reporter.ts):
+ * failing / recovering / healthy in the `EndpointHealth` search attribute, the downtime ledger of the guide,
+ * the attempts per second for a plot, and the workers retrying to it (each takes 1/N of the retry budget).
+ */
+export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<EndpointStatus> {
+  const { endpoint } = input;
+  const carried = input.carried;
+  const historyLimit = input.historyLimit ?? DEFAULT_HISTORY_LIMIT;
+  let ledger = carried?.ledger ?? openEndpointLedger(input.downtime ?? {}, Date.now());
+  let health = carried?.health ?? openHealth();
+  let timeline = carried?.timeline ?? [];
+  const workers: Record<string, number> = { ...carried?.workers };
+  let pending: AttemptOutcome[] = [...(carried?.pending ?? [])];
+  let heldBack = [...(carried?.heldBack ?? [])];
+  let lastReportAt = carried?.lastReportAt ?? Date.now();
+  let reported = false;
+  let shownState: EndpointHealthState | null = carried ? healthAt(carried.health, Date.now()).state : null;
+
+  const activeWorkers = (now: number) => Object.values(workers).filter((t) => now - t < WORKER_TTL_MS).length;
+  const heldBackLastMinute = (now: number) => heldBack.filter((h) => h.second > Math.floor(now / 1000) - 60).reduce((n, h) => n + h.count, 0);
+  /** What is recorded, with the outcomes still settling counted in: what an operator should see now. */
+  const current = () => {
+    const settling = [...pending].sort((a, b) => a.at - b.at);
+    return { ledger: recordOutcomes(ledger, settling), health: recordHealth(health, settling), timeline: addToTimeline(timeline, settling) };
+  };
+  const status = (): EndpointStatus => {
+    const now = Date.now();
+    const c = current();
+    const h = healthAt(c.health, now);
+    const downtime = endpointDowntimeReport(c.ledger, now);
+    const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+    return {
+      endpoint,
+      state: h.state,
+      failureRate: h.failureRate,
+      attemptsLastMinute: h.attemptsLastMinute,
+      heldBackLastMinute: heldBackLastMinute(now),
+      failingSince: iso(h.failingSince),
+      recoveredAt: iso(h.recoveredAt),
+      lastAttemptAt: iso(h.lastAttemptAt),
+      workers: activeWorkers(now),
+      downtimeMs: downtime.totalMs,
+      downtimePeriods: downtime.periods.length,
+      summary: summaryOf(h.state, h.failureRate, h.failingSince, now),
+    };
+  };
+
+  setHandler(endpointReportSignal, (report) => {
+    pending.push(...report.outcomes);
+    workers[report.worker] = Date.now();
+    if (report.heldBack > 0) {
+      const second = Math.floor(Date.now() / 1000);
+      const last = heldBack[heldBack.length - 1];
+      if (last?.second === second) last.count += report.heldBack;
+      else heldBack.push({ second, count: report.heldBack });
+    }
+    lastReportAt = Date.now();
+    reported = true;
+  });
+  setHandler(endpointStatusQuery, status);
+  setHandler(endpointDowntimeQuery, (since?: number) => endpointDowntimeReport(current().ledger, Date.now(), since));
+  setHandler(endpointTimelineQuery, () => current().timeline);
+
+  for (;;) {
+    const now = Date.now();
+    // record what has settled, in time order: reports of several workers interleave
+    const settled = pending.filter((o) => o.at <= now - SETTLE_MS).sort((a, b) => a.at - b.at);
+    if (settled.length) {
+      pending = pending.filter((o) => o.at > now - SETTLE_MS);
+      ledger = recordOutcomes(ledger, settled);
+      health = recordHealth(health, settled);
+      timeline = addToTimeline(timeline, settled);
+    }
+    for (const [worker, t] of Object.entries(workers)) if (now - t >= WORKER_TTL_MS) delete workers[worker];
+    heldBack = heldBack.filter((h) => h.second > Math.floor(now / 1000) - 60);
+
+    const h = healthAt(health, now);
+    if (h.state !== shownState) {
+      upsertSearchAttributes([{ key: EndpointHealth, value: h.state }]);
+      shownState = h.state;
+    }
+    setCurrentDetails(summaryOf(h.state, h.failureRate, h.failingSince, now));
+
+    const info = workflowInfo();
+    if (info.continueAsNewSuggested || info.historyLength >= historyLimit) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof endpointWorkflow>({
+        endpoint,
+        historyLimit,
+        carried: { run: (carried?.run ?? 1) + 1, ledger, health, timeline, workers, pending, heldBack, lastReportAt },
+      });
+    }
+
+    const wait = pending.length ? SETTLE_MS : h.state !== 'healthy' ? REVIEW_MS : IDLE_CLOSE_MS - (now - lastReportAt);
+    const woken = await condition(() => reported, Math.max(1, wait));
+    reported = false;
+    if (!woken && pending.length === 0 && h.state === 'healthy' && Date.now() - lastReportAt >= IDLE_CLOSE_MS) return status();
+  }
+}
+
+function summaryOf(state: EndpointHealthState, failureRate: number, failingSince: number | null, now: number): string {
+  const rate = `${Math.round(failureRate * 100)}% of attempts failed in the last minute`;
+  if (state === 'failing') return `failing for ${humanDuration(now - (failingSince ?? now))}: ${rate}`;
+  if (state === 'recovering') return `recovering: attempts go through again, parked deliveries drain at the retry budget's pace; ${rate}`;
+  return `healthy: ${rate}`;
+}
