@@ -44,9 +44,17 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
+export interface WorkerProcessOptions {
+  /** The per-endpoint retry budget (redeliver only). Default true: on, 10 retries/s with a burst of 20, as in production. */
+  retryBudget?: boolean;
+  /** Endpoint health reports, which also split the budget between workers (redeliver only). Default true. */
+  endpointHealth?: boolean;
+}
+
 /** A redeliver or baseline worker in its own process (see worker-process.ts). */
-export async function startWorkerProcess(kind: 'redeliver' | 'baseline', address: string, taskQueue: string): Promise<WorkerProcess> {
-  const child = fork(path.join(__dirname, 'worker-process.js'), [kind, address, taskQueue], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export async function startWorkerProcess(kind: 'redeliver' | 'baseline', address: string, taskQueue: string, options: WorkerProcessOptions = {}): Promise<WorkerProcess> {
+  const flags = [...(options.retryBudget === false ? ['budget=off'] : []), ...(options.endpointHealth === false ? ['health=off'] : [])];
+  const child = fork(path.join(__dirname, 'worker-process.js'), [kind, address, taskQueue, ...flags], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   await new Promise<void>((resolve, reject) => {
     child.once('message', (m) => (m === 'ready' ? resolve() : reject(new Error(`unexpected ${String(m)}`))));
     child.once('exit', (code) => reject(new Error(`bench worker exited with ${code}`)));

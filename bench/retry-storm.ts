@@ -7,6 +7,8 @@ import { pool, round, startWorkerProcess, waitForCount, type BenchServer } from 
 
 export interface StormRow {
   jitter: Jitter;
+  /** The per-endpoint retry budget: on = the default 10 retries/s with a burst of 20. */
+  budget: 'on' | 'off';
   deliveries: number;
   downSeconds: number;
   requestsWhileDown: number;
@@ -17,17 +19,26 @@ export interface StormRow {
   perSecond: number[];
 }
 
+/** Each jitter strategy without the retry budget, then the two extremes with it. */
+const RUNS: { jitter: Jitter; budget: StormRow['budget'] }[] = [
+  ...(['full', 'equal', 'decorrelated', 'none'] as const).map((jitter) => ({ jitter, budget: 'off' as const })),
+  ...(['full', 'none'] as const).map((jitter) => ({ jitter, budget: 'on' as const })),
+];
+
 /**
  * N deliveries, all due at the same instant (started with a common start delay, as when an endpoint fails
- * under a full pipeline), to an endpoint that is down for a while and then comes back; one strategy after
- * the other on a fresh worker: the endpoint's request rate over time, the peak after recovery and the time
- * until all are delivered.
+ * under a full pipeline), to an endpoint that is down for a while and then comes back; one run after the
+ * other on a fresh worker: each jitter strategy without the per-endpoint retry budget, then `full` and
+ * `none` with the default budget (10 retries/s, burst 20). Measured: the endpoint's request rate over
+ * time, the peak after recovery and the time until all are delivered. The workers send no endpoint health
+ * reports: those split the budget between the workers an endpoint's workflow has seen lately, and here
+ * the workers follow one another; with reports off, the budget is a single worker's whole 10/s.
  */
 export async function retryStorm(bench: BenchServer, sink: FlakyEndpoint, deliveries: number, downMs: number): Promise<StormRow[]> {
   const rows: StormRow[] = [];
-  for (const jitter of ['full', 'equal', 'decorrelated', 'none'] as Jitter[]) {
-    const taskQueue = `storm-${jitter}-${randomUUID().slice(0, 6)}`;
-    const worker = await startWorkerProcess('redeliver', bench.server.address, taskQueue);
+  for (const { jitter, budget } of RUNS) {
+    const taskQueue = `storm-${jitter}-budget-${budget}-${randomUUID().slice(0, 6)}`;
+    const worker = await startWorkerProcess('redeliver', bench.server.address, taskQueue, { retryBudget: budget === 'on', endpointHealth: false });
     const redeliver = new Redeliver(bench.client, { taskQueue });
     const path = `/storm-${taskQueue}`;
     sink.setDown(path, true);
@@ -55,6 +66,7 @@ export async function retryStorm(bench: BenchServer, sink: FlakyEndpoint, delive
       const downSeconds = Math.floor((recovered - t0) / 1000);
       rows.push({
         jitter,
+        budget,
         deliveries,
         downSeconds,
         requestsWhileDown: hits.filter((h) => h.at < recovered).length,
@@ -63,7 +75,7 @@ export async function retryStorm(bench: BenchServer, sink: FlakyEndpoint, delive
         secondsUntilAllDelivered: round((doneAt - recovered) / 1000, 1),
         perSecond,
       });
-      console.log(`  storm ${jitter}: peak after recovery ${rows.at(-1)!.peakPerSecondAfterRecovery}/s, all delivered after ${rows.at(-1)!.secondsUntilAllDelivered} s`);
+      console.log(`  storm ${jitter}, budget ${budget}: peak after recovery ${rows.at(-1)!.peakPerSecondAfterRecovery}/s, all delivered after ${rows.at(-1)!.secondsUntilAllDelivered} s`);
     } finally {
       await worker.stop();
     }

@@ -96,7 +96,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   log(`submitted ${n} in ${((submitted - started) / 1000).toFixed(1)} s`);
 
   // every delivery ends: nothing is left running on the task queue
-  const byQueue = `TaskQueue = '${redeliver.taskQueue}'`;
+  const byQueue = `WorkflowType = 'deliveryWorkflow' AND TaskQueue = '${redeliver.taskQueue}'`;
   let lastLog = Date.now();
   for (;;) {
     const running = (await client.workflow.count(`${byQueue} AND ExecutionStatus = 'Running'`)).count;

@@ -1,6 +1,8 @@
 /**
  * A benchmark worker in a process of its own, so that its CPU time and memory are its own:
- * `node worker-process.js <redeliver|baseline> <address> <taskQueue>`; answers 'stats' messages.
+ * `node worker-process.js <redeliver|baseline> <address> <taskQueue> [budget=off] [health=off]`; answers
+ * 'stats' messages. `budget=off`: no per-endpoint retry budget; `health=off`: no endpoint health reports
+ * (redeliver only; both are on by default, as in production).
  */
 import { NativeConnection, Runtime, DefaultLogger, Worker } from '@temporalio/worker';
 import { createHttpAgent } from '../src/transports/http';
@@ -8,14 +10,18 @@ import { createWorker } from '../src/worker';
 import { createBaselineActivities } from './baseline/activities';
 
 async function main(): Promise<void> {
-  const [kind, address, taskQueue] = process.argv.slice(2);
-  if (!kind || !address || !taskQueue) throw new Error('usage: worker-process <redeliver|baseline> <address> <taskQueue>');
+  const [kind, address, taskQueue, ...flags] = process.argv.slice(2);
+  const usage = 'usage: worker-process <redeliver|baseline> <address> <taskQueue> [budget=off] [health=off]';
+  if (!kind || !address || !taskQueue) throw new Error(usage);
+  const unknown = flags.filter((f) => f !== 'budget=off' && f !== 'health=off');
+  if (unknown.length > 0) throw new Error(`unknown flag ${unknown.join(' ')}; ${usage}`);
+  const off = { ...(flags.includes('budget=off') && { retryBudget: null }), ...(flags.includes('health=off') && { endpointHealth: false }) };
   Runtime.install({ logger: new DefaultLogger('ERROR'), shutdownSignals: ['SIGTERM', 'SIGINT'] });
   const connection = await NativeConnection.connect({ address });
   const common = { maxConcurrentActivityTaskExecutions: 500, maxConcurrentWorkflowTaskExecutions: 200 };
   const worker =
     kind === 'redeliver'
-      ? await createWorker({ connection, taskQueue, maxConcurrentAttempts: 500, ...benchWorkerOptions(), workerOptions: common })
+      ? await createWorker({ connection, taskQueue, maxConcurrentAttempts: 500, ...benchWorkerOptions(), ...off, workerOptions: common })
       : await Worker.create({
           connection,
           taskQueue,

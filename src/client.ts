@@ -4,6 +4,7 @@ import {
   Connection,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
+  WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   CancelledFailure,
   type WorkflowExecutionInfo,
@@ -19,14 +20,20 @@ import { validateDelivery, type ValidateOptions } from './delivery/validate';
 import { retryProgressOf } from './activities/progress';
 import type { RetryProgress } from './activities/retry';
 import { deliveryDetails, deliverySummary, humanDuration, waitingSummary } from './delivery/summary';
+import { endpointWorkflowId } from './delivery/ids';
+import type { TimelineBucket } from './endpoints/timeline';
+import type { EndpointDowntimeReport, EndpointStatus } from './endpoints/types';
 import type { Delivery, DeliveryInput, DeliveryResult, DeliveryStatus } from './delivery/types';
-import { DEAD_LETTER_STATES, visibilityQuery, type DeadLetterState, type DeliveryFilter } from './delivery/filter';
+import { DEAD_LETTER_STATES, endpointsQuery, visibilityQuery, type DeadLetterState, type DeliveryFilter } from './delivery/filter';
 import {
   Attempts,
   DeliveryKind,
   DeliveryState,
   Device,
   Endpoint,
+  endpointDowntimeQuery,
+  endpointStatusQuery,
+  endpointTimelineQuery,
   LastErrorClass,
   Tenant,
   pauseUpdate,
@@ -189,6 +196,50 @@ export class Redeliver {
   /** How many deliveries match a filter. */
   async count(filter: DeliveryFilter = {}): Promise<number> {
     return (await this.client.workflow.count(visibilityQuery(filter, this.taskQueue))).count;
+  }
+
+  /**
+   * The endpoints deliveries go to, as their workflows see them (docs/endpoint-health.md): health, failure
+   * rate, retries held back by the budget, downtime, and how many deliveries wait on each. With `endpoint`,
+   * just that one (empty when no worker has reported attempts to it yet).
+   */
+  async endpoints(endpoint?: string): Promise<EndpointView[]> {
+    const ids: string[] = [];
+    if (endpoint) ids.push(endpointWorkflowId(endpoint));
+    else {
+      for await (const info of this.client.workflow.list({ query: endpointsQuery(this.taskQueue) })) ids.push(info.workflowId);
+    }
+    const views = await Promise.all(
+      ids.map(async (id) => {
+        const status = await this.client.workflow
+          .getHandle(id)
+          .query(endpointStatusQuery)
+          .catch((err: unknown) => {
+            if (err instanceof WorkflowNotFoundError) return null;
+            throw err;
+          });
+        if (!status) return null;
+        const waiting = await this.count({ endpoint: status.endpoint, state: ['pending', 'attempting', 'waiting', 'paused'] });
+        return { ...status, waiting };
+      }),
+    );
+    return views.filter((v): v is EndpointView => v !== null).sort((a, b) => a.endpoint.localeCompare(b.endpoint));
+  }
+
+  /** The guide's downtime of each endpoint (or of one), since a time if given. */
+  async downtime(options: { endpoint?: string; since?: Date } = {}): Promise<{ endpoint: string; report: EndpointDowntimeReport }[]> {
+    const endpoints = await this.endpoints(options.endpoint);
+    return Promise.all(
+      endpoints.map(async (e) => ({
+        endpoint: e.endpoint,
+        report: await this.client.workflow.getHandle(endpointWorkflowId(e.endpoint)).query(endpointDowntimeQuery, options.since?.getTime()),
+      })),
+    );
+  }
+
+  /** An endpoint's attempts per second (the last hour of busy seconds), for a plot. */
+  async endpointTimeline(endpoint: string): Promise<TimelineBucket[]> {
+    return this.client.workflow.getHandle(endpointWorkflowId(endpoint)).query(endpointTimelineQuery);
   }
 
   /** Dead letters (rejected, expired, exhausted, dropped) matching a filter. */
@@ -386,6 +437,12 @@ export class DeliveryControlError extends Error {
   ) {
     super(`${deliveryId}: ${reason}`);
   }
+}
+
+/** An endpoint as `redeliver endpoints` shows it: its workflow's status and the deliveries waiting on it. */
+export interface EndpointView extends EndpointStatus {
+  /** Deliveries to it not ended yet (pending, attempting, waiting, paused). */
+  waiting: number;
 }
 
 /** One line of a listing: what the visibility store knows of a delivery. */

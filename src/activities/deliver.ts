@@ -55,9 +55,26 @@ export function mqttPublishOf(delivery: Delivery, target: MqttTarget, attempt: n
 /** What one attempt came to: success, or a failure with its classification. */
 export type AttemptResult = ({ ok: true } & AttemptSuccess) | ({ ok: false } & AttemptFailureDetails);
 
-/** Hears of every attempt sent, for endpoint health (endpoints/reporter.ts). */
+/** Hears of every attempt sent: endpoint health (endpoints/reporter.ts), and tests that follow attempts in server time. */
 export interface AttemptListener {
-  attempted(endpoint: string, outcome: AttemptOutcome): void;
+  attempted(endpoint: string, outcome: AttemptOutcome, attempt: { deliveryId: string; attempt: number; startedAt: number }): void;
+}
+
+/**
+ * The clock of an attempt: Temporal's, as the activity's schedule time gives it, moved on by the time the
+ * attempt has run. It is the clock the workflow's own time comes from, so a delivery's max age and
+ * planned times mean the same on both sides (and a time-skipping test server skips both). Outside an
+ * activity (direct calls in tests), the local clock.
+ */
+export function activityClock(fallback: () => number = Date.now): () => number {
+  let scheduled: number;
+  try {
+    scheduled = Context.current().info.currentAttemptScheduledTimestampMs;
+  } catch {
+    return fallback;
+  }
+  const began = Date.now();
+  return () => Math.max(scheduled, scheduled + (Date.now() - began));
 }
 
 export interface DeliverDeps {
@@ -72,11 +89,11 @@ export interface DeliverDeps {
  * hands it back (see handedBack); any other cancellation stays a cancellation.
  */
 export function createAttempt(deps: DeliverDeps) {
-  const now = deps.now ?? Date.now;
   // made on first use when the worker passed none: a worker that never sees an MQTT target opens nothing
   let pool = deps.mqtt;
   const mqtt = () => (pool ??= createMqttPool());
-  return async function attempt(delivery: Delivery, attempt: number): Promise<AttemptResult> {
+  return async function attempt(delivery: Delivery, attempt: number, clock: () => number = deps.now ?? activityClock()): Promise<AttemptResult> {
+    const startedAt = clock();
     const cancelled = cancellationSignal();
     const target = delivery.target;
     const { outcome, durationMs } = isMqttTarget(target)
@@ -93,9 +110,9 @@ export function createAttempt(deps: DeliverDeps) {
           deps.http,
         );
     if (cancelled?.aborted) throw handedBack(cancelled.reason, durationMs);
-    const at = now();
+    const at = clock();
     const c = classify(outcome, delivery.overrides, at);
-    deps.listener?.attempted(delivery.endpoint, { at, ok: c.class === 'success', class: c.class, code: c.code });
+    deps.listener?.attempted(delivery.endpoint, { at, ok: c.class === 'success', class: c.class, code: c.code }, { deliveryId: delivery.deliveryId, attempt, startedAt });
     if (c.class === 'success') return { ok: true, code: c.code, reason: c.reason, durationMs };
     return { ok: false, ...c, durationMs };
   };

@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 import type { RetryBudget } from '../endpoints/budget';
 import type { EndpointReporter } from '../endpoints/reporter';
 import { createMqttPool, type MqttPool } from '../transports/mqtt';
-import { createAttempt, createDeliverActivities } from './deliver';
+import { createAttempt, createDeliverActivities, type AttemptListener } from './deliver';
 import { createProgressActivities } from './progress';
 import { createRetryActivities } from './retry';
 import { createSubscriptionActivities } from './subscription';
@@ -23,6 +23,8 @@ export interface ActivityDeps {
   budget?: RetryBudget | null;
   /** Hears of every attempt and tells each endpoint's share of the budget (endpoints/reporter.ts). */
   reporter?: EndpointReporter | null;
+  /** Hears of every attempt; default the reporter. */
+  listener?: AttemptListener;
   /** A client of the worker's namespace: a paused delivery reads its retrying activity's progress with it. */
   client?: Client | null;
 }
@@ -31,7 +33,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   const mqtt = deps.mqtt ?? createMqttPool();
   const reporter = deps.reporter ?? undefined;
-  const listener = reporter && { attempted: (endpoint: string, outcome: Parameters<EndpointReporter['attempted']>[1]) => reporter.attempted(endpoint, outcome) };
+  const listener = deps.listener ?? reporter ?? undefined;
   const attemptDeps = { http: deps.http, mqtt, ...(listener && { listener }) };
   return {
     ...createDeliverActivities(attemptDeps),

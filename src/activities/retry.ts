@@ -4,7 +4,7 @@ import { expiresAt } from '../delivery/summary';
 import type { AttemptError, AttemptRecord, Delivery } from '../delivery/types';
 import type { RetryBudget } from '../endpoints/budget';
 import { nextDelay } from '../policy/backoff';
-import { attemptFailure, type AttemptResult } from './deliver';
+import { activityClock, attemptFailure, type AttemptResult } from './deliver';
 
 /**
  * A delivery's retrying, as it goes from attempt to attempt of the `retryDelivery` activity. It travels
@@ -56,13 +56,14 @@ const ATTEMPT_LOG_SIZE = 20;
 const ON_TIME_MS = 50;
 
 export interface RetryDeps {
-  attempt: (delivery: Delivery, attempt: number) => Promise<AttemptResult>;
+  attempt: (delivery: Delivery, attempt: number, clock?: () => number) => Promise<AttemptResult>;
   /** The retry budget of this worker; none: retries are not held back. */
   budget?: RetryBudget | null;
   /** This worker's part of an endpoint's budget (1/N with N workers retrying to it). */
   share?: (endpoint: string) => number;
   /** Told of each retry the budget held back. */
   heldBack?: (endpoint: string) => void;
+  /** Default: Temporal's clock (activityClock). */
   now?: () => number;
   random?: () => number;
 }
@@ -74,7 +75,6 @@ export interface RetryDeps {
  * outcome, or when the error class changes.
  */
 export function createRetryActivities(deps: RetryDeps) {
-  const now = deps.now ?? Date.now;
   const random = deps.random ?? Math.random;
   return {
     async retryDelivery(input: RetryInput): Promise<RetryEnd> {
@@ -85,6 +85,7 @@ export function createRetryActivities(deps: RetryDeps) {
       const progress: RetryProgress = carried ?? input.progress;
       const firstRun = carried === undefined;
       const save = () => context.heartbeat(progress);
+      const now = deps.now ?? activityClock();
 
       const t = now();
       const expiry = expiresAt(delivery, agedFrom);
@@ -111,7 +112,7 @@ export function createRetryActivities(deps: RetryDeps) {
 
       progress.attempts++;
       const startedAt = t;
-      const result = await deps.attempt(delivery, progress.attempts);
+      const result = await deps.attempt(delivery, progress.attempts, now);
       const ended = now();
       progress.lastAttemptAt = ended;
       progress.attemptLog = [

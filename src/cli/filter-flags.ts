@@ -38,15 +38,7 @@ export function filterFromFlags(flags: FilterFlags, states = STATES, now = Date.
     if (value !== undefined && !allowed.includes(value)) problems.push({ field: flag, message: `must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}` });
     return value;
   };
-  const time = (flag: string, value: string | undefined): Date | undefined => {
-    if (value === undefined) return undefined;
-    const ago = ms(value as Parameters<typeof ms>[0]);
-    if (typeof ago === 'number' && Number.isFinite(ago) && ago >= 0) return new Date(now - ago);
-    const at = Date.parse(value);
-    if (Number.isFinite(at)) return new Date(at);
-    problems.push({ field: flag, message: `must be an ISO date or a duration ago such as 2h, got ${JSON.stringify(value)}` });
-    return undefined;
-  };
+  const time = (flag: string, value: string | undefined) => timeFlag(flag, value, problems, now);
   const stateList = flags.state?.split(',').map((s) => s.trim()).filter(Boolean);
   for (const s of stateList ?? []) oneOf('--state', s, states);
   const filter: DeliveryFilter = {
@@ -63,4 +55,15 @@ export function filterFromFlags(flags: FilterFlags, states = STATES, now = Date.
   if (until) filter.until = until;
   if (problems.length) throw new InvalidInputError(problems, 'flags');
   return filter;
+}
+
+/** A time flag: an ISO date, or a duration ago such as 2h or 7d; a problem naming the flag otherwise. */
+export function timeFlag(flag: string, value: string | undefined, problems: Problem[], now = Date.now()): Date | undefined {
+  if (value === undefined) return undefined;
+  const ago = ms(value as Parameters<typeof ms>[0]);
+  if (typeof ago === 'number' && Number.isFinite(ago) && ago >= 0) return new Date(now - ago);
+  const at = Date.parse(value);
+  if (Number.isFinite(at)) return new Date(at);
+  problems.push({ field: flag, message: `must be an ISO date or a duration ago such as 2h, got ${JSON.stringify(value)}` });
+  return undefined;
 }

@@ -5,6 +5,7 @@ import { registerCodecServer } from './codec-server';
 import { registerControls } from './controls';
 import { registerDeadLetters } from './dead-letters';
 import { registerDev } from './dev';
+import { registerEndpoints } from './endpoints';
 import { registerList } from './list';
 import { registerRedrive } from './redrive';
 import { registerResult } from './result';
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
   registerControls(program);
   registerDeadLetters(program);
   registerRedrive(program);
+  registerEndpoints(program);
   registerSchedule(program);
   registerSimulate(program);
   registerSubscribe(program);

@@ -40,3 +40,8 @@ export function visibilityQuery(filter: DeliveryFilter, taskQueue?: string): str
   if (filter.until) clauses.push(`${time} <= ${quote(filter.until.toISOString())}`);
   return clauses.join(' AND ');
 }
+
+/** The running endpoint workflows (workflows/endpoint.ts) of a task queue. */
+export function endpointsQuery(taskQueue: string): string {
+  return `WorkflowType = 'endpointWorkflow' AND TaskQueue = ${quote(taskQueue)} AND ExecutionStatus = 'Running'`;
+}

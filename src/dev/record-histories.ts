@@ -7,9 +7,10 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Redeliver } from '../client';
+import { endpointWorkflowId } from '../delivery/ids';
 import type { DeliveryInput } from '../delivery/types';
 import { startFlakyEndpoint } from '../demo/flaky-endpoint';
-import { createWorker, installRuntime } from '../worker';
+import { createWorker, installRuntime, runWorker } from '../worker';
 import { startDevServer } from './dev-server';
 import { recordSubscriptionHistories } from './record-mqtt-histories';
 import { projectRoot } from './temporal-cli';
@@ -65,8 +66,13 @@ const SCENARIOS: Scenario[] = [
   { name: 'mqtt-dropped', input: () => ({ kind: 'telemetry', qos: 0, target: 'mqtt://127.0.0.1:1' }) },
   { name: 'mqtt-rejected', input: () => ({ kind: 'event', target: { url: 'mqtt://127.0.0.1:1', credential: 'not-on-this-worker' } }) },
   {
+    // the error class changes on every attempt (server, throttled): the workflow wakes to record each
+    name: 'class-changed',
+    input: (url) => ({ kind: 'event', target: `${url}/classes?fail=3&status=502,429`, policy: { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' } }),
+  },
+  {
     name: 'continued-as-new',
-    input: (url) => ({ kind: 'telemetry', target: `${url}/long?fail=4&status=502`, policy: { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' } }),
+    input: (url) => ({ kind: 'telemetry', target: `${url}/long?fail=4&status=502,429`, policy: { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' } }),
     historyLimit: 20,
   },
 ];
@@ -81,7 +87,7 @@ async function main(): Promise<void> {
   // the flaky endpoint is on loopback: open it explicitly; with REDELIVER_ENCRYPTION_KEYS set, worker and
   // client both encrypt, and the replay tests need the same keys to read what is recorded
   const worker = await createWorker({ address: server.address, taskQueue: 'record-histories', allowAddresses: ['loopback'] });
-  const running = worker.run();
+  const running = runWorker(worker);
   const connected = await Redeliver.connect({ address: server.address, taskQueue: 'record-histories' });
   try {
     for (const scenario of SCENARIOS.filter((s) => only.length === 0 || only.includes(s.name))) {
@@ -102,6 +108,14 @@ async function main(): Promise<void> {
         files.push(path.relative(projectRoot(), file));
       }
       console.log(`${scenario.name}: ${result.outcome} after ${result.attempts} attempt(s) → ${files.join(', ')}`);
+    }
+    // the endpoint's workflow, fed by the worker's reports of the attempts above (it runs on: its history so far)
+    if (only.length === 0 || only.includes('endpoint')) {
+      await new Promise((res) => setTimeout(res, 4_000));
+      const history = await connected.client.workflow.getHandle(endpointWorkflowId(new URL(endpoint.url).host)).fetchHistory();
+      const file = path.join(outDir, 'endpointWorkflow_reports.json');
+      writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+      console.log(`endpoint: ${history.events?.length} events → ${path.relative(projectRoot(), file)}`);
     }
     // command subscriptions, and a delivery over MQTT (its command's response)
     await recordSubscriptionHistories(connected.client, 'record-histories', endpoint.url, outDir, only);

@@ -8,6 +8,8 @@ import type { AttemptOutcome, EndpointReport } from './types';
 
 /** Outcomes kept per endpoint while Temporal cannot be reached; older ones are dropped first. */
 const MAX_BUFFERED = 10_000;
+/** How long a report (or the question for the share) may take before it is given up for this round. */
+const REPORT_DEADLINE_MS = 5_000;
 /** How often a worker asks an endpoint how many workers retry to it (its share of the budget). */
 const SHARE_EVERY_MS = 5_000;
 
@@ -94,7 +96,8 @@ export class EndpointReporter {
         const heldBack = b.heldBack;
         b.heldBack = 0;
         try {
-          const handle = await this.client.workflow.signalWithStart<typeof endpointWorkflow, [EndpointReport]>('endpointWorkflow', {
+          // a report that cannot go out in a few seconds waits for the next round, not for Temporal to come back
+          const handle = await this.client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () => this.client.workflow.signalWithStart<typeof endpointWorkflow, [EndpointReport]>('endpointWorkflow', {
             workflowId: endpointWorkflowId(endpoint),
             taskQueue: this.taskQueue,
             args: [{ endpoint }],
@@ -105,10 +108,10 @@ export class EndpointReporter {
               { key: EndpointHealth, value: 'healthy' },
             ],
             staticSummary: `endpoint ${endpoint}: health, retry budget and downtime`,
-          });
+          }));
           if (Date.now() - b.shareAskedAt >= SHARE_EVERY_MS) {
             b.shareAskedAt = Date.now();
-            const status = await handle.query(endpointStatusQuery);
+            const status = await this.client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () => handle.query(endpointStatusQuery));
             b.share = 1 / Math.max(1, status.workers);
           }
         } catch {

@@ -248,6 +248,16 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
     let skipBudget = false;
     let wasHinted = hinted;
     for (;;) {
+      // class changes, pauses and retry-nows add events: a long delivery continues in a fresh run
+      const info = workflowInfo();
+      if (info.continueAsNewSuggested || info.historyLength >= historyLimit) {
+        await condition(allHandlersFinished);
+        await continueAsNew<typeof deliveryWorkflow>({
+          delivery,
+          historyLimit,
+          carried: { run: run + 1, attempts, firstAttemptAt, lastAttemptAt, nextAttemptAt, previousDelay, lastError, attemptLog, pausedMs, pause },
+        });
+      }
       if (pause) {
         setState('paused', `paused: ${pause.reason} — attempt ${attempts + 1} waits for resume`);
         await condition(() => pause === null);
@@ -314,15 +324,6 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
         { key: LastErrorClass, value: lastError!.class },
       ]);
       searchedClass = lastError!.class;
-      const info = workflowInfo();
-      if (info.continueAsNewSuggested || info.historyLength >= historyLimit) {
-        await condition(allHandlersFinished);
-        await continueAsNew<typeof deliveryWorkflow>({
-          delivery,
-          historyLimit,
-          carried: { run: run + 1, attempts, firstAttemptAt, lastAttemptAt, nextAttemptAt, previousDelay, lastError, attemptLog, pausedMs, pause },
-        });
-      }
     }
   };
   const expiresInMs = () => {

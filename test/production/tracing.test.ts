@@ -60,11 +60,12 @@ describe('a worker with tracing on', () => {
     const spans = exporter.getFinishedSpans();
     const named = (name: string) => spans.filter((s) => s.name === name);
     expect(named('StartWorkflow:deliveryWorkflow')).toHaveLength(1);
-    const attempts = named('RunActivity:sendAttempt');
-    expect(attempts).toHaveLength(2);
+    // the first attempt, then the retrying activity: one run that waits for the planned time, one that sends
+    const attempts = [...named('RunActivity:sendAttempt'), ...named('RunActivity:retryDelivery')];
+    expect(attempts).toHaveLength(3);
     const workflow = named('RunWorkflow:deliveryWorkflow');
     expect(workflow.length).toBeGreaterThanOrEqual(1);
-    const scheduled = named('StartActivity:sendAttempt');
+    const scheduled = [...named('StartActivity:sendAttempt'), ...named('StartActivity:retryDelivery')];
     expect(scheduled).toHaveLength(2);
     // one trace, from the producer's submit to each attempt: start → workflow → scheduled attempt → attempt
     const [start] = named('StartWorkflow:deliveryWorkflow');
@@ -74,8 +75,9 @@ describe('a worker with tracing on', () => {
       const parent = scheduled.find((s) => s.spanContext().spanId === attempt.parentSpanId);
       expect(parent?.parentSpanId).toBe(workflow[0]!.spanContext().spanId);
     }
-    // the failed attempt is marked so
-    expect(attempts.map((a) => a.status.code).sort()).toEqual([1, 2]); // OK, ERROR
+    // the failed attempt and the wait are marked so, the delivered attempt not
+    expect(named('RunActivity:sendAttempt').map((a) => a.status.code)).toEqual([2]); // ERROR
+    expect(named('RunActivity:retryDelivery').map((a) => a.status.code).sort()).toEqual([1, 2]); // OK, ERROR (the wait)
     expect(attempts[0]!.resource.attributes['service.name']).toBe('redeliver-test');
   });
 });
