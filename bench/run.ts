@@ -127,7 +127,7 @@ export function report(r: Results): string {
         r.retryCost.map((c) => [c.system, c.attempts, c.activityExecutions, c.historyEvents, c.eventsPerRetry, x(c.historyEvents, native.historyEvents), c.roundTripsPerAttempt]),
       ),
       '',
-      "Target: jitter and live visibility at no more than 3 history events per retry on average. redeliver's retries are Temporal's own activity retries of one `retryDelivery` activity, which adds no event per retry; its attempts are the delivery's result, and its activity executions are the first `sendAttempt` plus every execution of `retryDelivery`, the first one (which only waits for the planned time) included. Round trips: each workflow task and each activity execution is a poll and a response.",
+      "Target: jitter and live visibility at no more than 3 history events per retry on average. redeliver's retries are Temporal's own activity retries of one `retryDelivery` activity, which adds no event per retry; its attempts are the delivery's result, and its activity executions are the first `sendAttempt` plus every execution of `retryDelivery`, those that only wait (for the planned time, or for the retry budget) included: usually one more than the attempts, none more when attempt 2 is due by the time `retryDelivery` first starts. Round trips: each workflow task and each activity execution is a poll and a response.",
     );
   }
   if (r.timerPrecision) {
@@ -150,7 +150,7 @@ export function report(r: Results): string {
         r.retryStorm.map((s) => [s.jitter, s.budget, s.requestsWhileDown, s.peakPerSecondWhileDown, s.peakPerSecondAfterRecovery, x(s.peakPerSecondAfterRecovery, none.peakPerSecondAfterRecovery), s.secondsUntilAllDelivered]),
       ),
       '',
-      'Each run in turn, on a fresh worker: every delivery starts at the same instant (a common start delay), the endpoint answers 503 until it recovers, then 202; the default policy otherwise (initial 200 ms, max 300 s, min 200 ms). Every jitter strategy runs without the per-endpoint retry budget, then `full` and `none` with the default budget (10 retries/s, burst 20; one worker, so it has the whole budget: endpoint health reports, which split it between workers, are off). The budget bounds the retries while the endpoint is down to 10/s after the burst (first attempts are not held back), and a held-back retry waits for a reserved slot: after recovery the backlog drains at 10/s, so the peak is bounded but the drain takes longer. Plot: retry-storm.svg / .png (dashed: budget on).',
+      'Each run in turn, on a fresh worker: every delivery starts at the same instant (a common start delay), the endpoint answers 503 until it recovers, then 202; the default policy otherwise (initial 200 ms, max 300 s, min 200 ms). Every jitter strategy runs without the per-endpoint retry budget, then `full` and `none` with the default budget (10 retries/s, burst 20; one worker, so it has the whole budget: endpoint health reports, which split it between workers, are off). The budget bounds the retries while the endpoint is down to 10/s after the burst (first attempts are not held back), and a held-back retry waits for a reserved slot: after recovery the backlog drains at 10/s, so the peak after recovery is bounded, and the drain takes about (deliveries still waiting) ÷ 10 s — longer than without the budget once that exceeds the wait the backoff alone would leave. Plot: retry-storm.svg / .png (dashed: budget on).',
     );
   }
   if (r.parked) {
@@ -160,8 +160,11 @@ export function report(r: Results): string {
   return `${parts.join('\n')}\n`;
 }
 
-async function writePlots(storm: StormRow[], outDir: string): Promise<void> {
+export async function writePlots(storm: StormRow[], outDir: string): Promise<void> {
   const jitters = [...new Set(storm.map((s) => s.jitter))];
+  const name = (s: StormRow) => `${s.jitter} jitter, budget ${s.budget}`;
+  // the legend is one row (src/plot, ~7.2 px a character at 13 px, 58 px of swatch and gap an item): widen the panel to fit it
+  const legendWidth = storm.reduce((w, s) => w + 58 + name(s).length * 7.2, 0);
   const svg = renderFigure({
     title: 'Retry storm: requests per second at the endpoint',
     subtitle: [`${storm[0]!.deliveries} deliveries per run; the endpoint answers 503 for the first ${storm[0]!.downSeconds} s, then 202. Every delivery starts at 0 s.`],
@@ -171,7 +174,7 @@ async function writePlots(storm: StormRow[], outDir: string): Promise<void> {
         y: { label: 'requests per second', includeZero: true },
         // one colour per jitter strategy; the budget's runs dashed
         lines: storm.map((s) => ({
-          name: `${s.jitter} jitter, budget ${s.budget}`,
+          name: name(s),
           color: PALETTE[jitters.indexOf(s.jitter) % PALETTE.length]!,
           dashed: s.budget === 'on',
           points: s.perSecond.map((v, t) => [t, v] as [number, number]),
@@ -180,16 +183,18 @@ async function writePlots(storm: StormRow[], outDir: string): Promise<void> {
     ],
     notes: [
       'Without jitter, every delivery retries in the same instants; with jitter the same work spreads out and the endpoint sees a lower peak when it comes back.',
-      'The retry budget (10 retries/s per endpoint, burst 20) bounds the retries while the endpoint is down; after it recovers the backlog drains at 10/s: a bounded peak, a longer drain.',
+      'The retry budget (10 retries/s per endpoint, burst 20) bounds the retries while the endpoint is down; after it recovers the backlog drains at 10/s: a bounded peak, and a drain of about (deliveries still waiting) ÷ 10 s.',
     ],
-    panelWidth: 900,
+    panelWidth: Math.max(900, Math.ceil(legendWidth)),
     panelHeight: 420,
   });
   await writePlot(path.join(outDir, 'retry-storm.svg'), svg);
   await writePlot(path.join(outDir, 'retry-storm.png'), svg);
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
