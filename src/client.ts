@@ -205,7 +205,7 @@ export class Redeliver {
    */
   async endpoints(endpoint?: string): Promise<EndpointView[]> {
     const ids: string[] = [];
-    if (endpoint) ids.push(endpointWorkflowId(endpoint));
+    if (endpoint) ids.push(endpointWorkflowId(endpoint, this.taskQueue));
     else {
       for await (const info of this.client.workflow.list({ query: endpointsQuery(this.taskQueue) })) ids.push(info.workflowId);
     }
@@ -232,14 +232,14 @@ export class Redeliver {
     return Promise.all(
       endpoints.map(async (e) => ({
         endpoint: e.endpoint,
-        report: await this.client.workflow.getHandle(endpointWorkflowId(e.endpoint)).query(endpointDowntimeQuery, options.since?.getTime()),
+        report: await this.client.workflow.getHandle(endpointWorkflowId(e.endpoint, this.taskQueue)).query(endpointDowntimeQuery, options.since?.getTime()),
       })),
     );
   }
 
   /** An endpoint's attempts per second (the last hour of busy seconds), for a plot. */
   async endpointTimeline(endpoint: string): Promise<TimelineBucket[]> {
-    return this.client.workflow.getHandle(endpointWorkflowId(endpoint)).query(endpointTimelineQuery);
+    return this.client.workflow.getHandle(endpointWorkflowId(endpoint, this.taskQueue)).query(endpointTimelineQuery);
   }
 
   /** Dead letters (rejected, expired, exhausted, dropped) matching a filter. */

@@ -93,6 +93,8 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
     connection,
     namespace,
     taskQueue,
+    // the reporter counts workers by their poller identity: one per worker, also within one process
+    ...(reporter && { identity: reporter.identity }),
     ...(workflowBundlePath ? { workflowBundle: { codePath: workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities({ http, mqtt, budget, reporter, client }),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentAttempts ?? settings.maxConcurrentAttempts,
@@ -103,7 +105,7 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
     ...tracingOptions,
     ...options.workerOptions,
   });
-  reporter?.start();
+  await reporter?.start();
   OWNED.set(worker, async () => {
     await reporter?.stop();
     if (!options.connection) await connection.close();

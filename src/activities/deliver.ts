@@ -61,20 +61,21 @@ export interface AttemptListener {
 }
 
 /**
- * The clock of an attempt: Temporal's, as the activity's schedule time gives it, moved on by the time the
- * attempt has run. It is the clock the workflow's own time comes from, so a delivery's max age and
- * planned times mean the same on both sides (and a time-skipping test server skips both). Outside an
- * activity (direct calls in tests), the local clock.
+ * The clock of an attempt: the local clock, but never behind Temporal's as the activity knows it: its
+ * schedule time, or `floor` (a retry's planned time: the server never starts a retry early), moved on by
+ * the time the attempt has run. On a real server the local clock leads; on a time-skipping test server,
+ * whose time runs ahead, Temporal's does, so a delivery's max age and planned times mean the same to the
+ * activity as to the workflow. Outside an activity (direct calls in tests), the local clock.
  */
-export function activityClock(fallback: () => number = Date.now): () => number {
-  let scheduled: number;
+export function activityClock(floor = -Infinity): () => number {
+  let base: number;
   try {
-    scheduled = Context.current().info.currentAttemptScheduledTimestampMs;
+    base = Math.max(Context.current().info.currentAttemptScheduledTimestampMs, floor);
   } catch {
-    return fallback;
+    return Date.now;
   }
   const began = Date.now();
-  return () => Math.max(scheduled, scheduled + (Date.now() - began));
+  return () => Math.max(Date.now(), base + (Date.now() - began));
 }
 
 export interface DeliverDeps {

@@ -9,7 +9,7 @@ import { activityClock, attemptFailure, type AttemptResult } from './deliver';
 /**
  * A delivery's retrying, as it goes from attempt to attempt of the `retryDelivery` activity. It travels
  * in the activity's heartbeat details, which Temporal hands to the next attempt: the retries themselves
- * add nothing to the delivery's history (docs/cost-per-retry.md).
+ * add nothing to the delivery's history (docs/retries.md).
  */
 export interface RetryProgress {
   /** Attempts sent so far, the first one included: the `delivery-attempt` header of the next is one more. */
@@ -85,24 +85,29 @@ export function createRetryActivities(deps: RetryDeps) {
       const progress: RetryProgress = carried ?? input.progress;
       const firstRun = carried === undefined;
       const save = () => context.heartbeat(progress);
-      const now = deps.now ?? activityClock();
+      // a retry of this activity starts at its planned time or after, never before
+      const now = deps.now ?? activityClock(context.info.attempt > 1 ? progress.nextAttemptAt : undefined);
 
       const t = now();
       const expiry = expiresAt(delivery, agedFrom);
       if (progress.nextAttemptAt - t > ON_TIME_MS) throw waiting(progress.nextAttemptAt - t, `waiting for attempt ${progress.attempts + 1}`, progress);
       if (expiry !== null && t >= expiry) {
-        return { end: 'expired', progress, reason: `the retry budget of ${delivery.endpoint} had no slot for attempt ${progress.attempts + 1} before the delivery expired` };
+        const why = progress.heldBack > 0 ? `the retry budget of ${delivery.endpoint} had no slot for attempt ${progress.attempts + 1} before` : `attempt ${progress.attempts + 1} could not start before`;
+        return { end: 'expired', progress, reason: `${why} the delivery's ${delivery.policy.deadline !== null && expiry === delivery.policy.deadline ? 'deadline' : 'max age'} (last error: ${progress.lastError.reason})` };
       }
 
-      const reserved = progress.reservedAt !== null && progress.reservedAt - t <= ON_TIME_MS;
-      if (deps.budget && !reserved && !(firstRun && input.skipBudget)) {
-        const grant = deps.budget.acquire(delivery.endpoint, t, deps.share?.(delivery.endpoint) ?? 1);
-        if (!grant.now) {
+      if (deps.budget && !(firstRun && input.skipBudget)) {
+        const share = deps.share?.(delivery.endpoint) ?? 1;
+        const reserved = progress.reservedAt !== null && progress.reservedAt - t <= ON_TIME_MS;
+        // a slot in the queue (in order: no herd), then the strict bound on what goes out now
+        const grant = reserved ? ({ now: true } as const) : deps.budget.acquire(delivery.endpoint, t, share);
+        const admitted = grant.now ? deps.budget.admit(delivery.endpoint, t, share) : grant;
+        if (!admitted.now) {
           deps.heldBack?.(delivery.endpoint);
           progress.heldBack++;
           // past the expiry there is nothing to wait for: come back then, to end as expired
-          const at = expiry !== null && grant.at >= expiry ? expiry : grant.at;
-          progress.reservedAt = at === grant.at ? at : null;
+          const at = expiry !== null && admitted.at >= expiry ? expiry : admitted.at;
+          progress.reservedAt = at === admitted.at ? at : null;
           progress.nextAttemptAt = at;
           save();
           throw waiting(at - t, `the retry budget of ${delivery.endpoint} holds attempt ${progress.attempts + 1} back`, progress);

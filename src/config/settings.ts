@@ -8,7 +8,9 @@ import { AddressGuard } from '../transports/address-guard';
 import { EnvReader, type Environment } from './errors';
 import { readTemporalConnection, type TemporalConnectionConfig } from './temporal';
 
-export const DEFAULT_TASK_QUEUE = 'redeliver';
+import { DEFAULT_TASK_QUEUE } from '../delivery/ids';
+
+export { DEFAULT_TASK_QUEUE };
 export const DEFAULT_MAX_CONCURRENT_ATTEMPTS = 200;
 export const DEFAULT_SHUTDOWN_GRACE_MS = 20_000;
 export const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];

@@ -3,7 +3,14 @@ export function deliveryIdOf(tenant: string, device: string, messageId: string):
   return `delivery/${tenant}/${device}/${messageId}`;
 }
 
-/** An endpoint's workflow id (workflows/endpoint.ts): one per endpoint (host[:port]), next to the deliveries in the UI. */
-export function endpointWorkflowId(endpoint: string): string {
-  return `endpoint/${endpoint}`;
+/**
+ * An endpoint's workflow id (workflows/endpoint.ts): one per endpoint (host[:port]) and task queue — the
+ * workers of a task queue share its budget and report to it — named `endpoint/<host:port>` on the default
+ * queue, `endpoint/<queue>/<host:port>` on others.
+ */
+export function endpointWorkflowId(endpoint: string, taskQueue: string): string {
+  return taskQueue === DEFAULT_TASK_QUEUE ? `endpoint/${endpoint}` : `endpoint/${taskQueue}/${endpoint}`;
 }
+
+/** The task queue workers poll and deliveries run on, unless configured otherwise. */
+export const DEFAULT_TASK_QUEUE = 'redeliver';

@@ -112,7 +112,7 @@ async function main(): Promise<void> {
     // the endpoint's workflow, fed by the worker's reports of the attempts above (it runs on: its history so far)
     if (only.length === 0 || only.includes('endpoint')) {
       await new Promise((res) => setTimeout(res, 4_000));
-      const history = await connected.client.workflow.getHandle(endpointWorkflowId(new URL(endpoint.url).host)).fetchHistory();
+      const history = await connected.client.workflow.getHandle(endpointWorkflowId(new URL(endpoint.url).host, 'record-histories')).fetchHistory();
       const file = path.join(outDir, 'endpointWorkflow_reports.json');
       writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
       console.log(`endpoint: ${history.events?.length} events → ${path.relative(projectRoot(), file)}`);

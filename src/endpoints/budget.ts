@@ -27,21 +27,41 @@ export type Grant = { now: true } | { now: false; at: number };
  * burst (`share`), so the bound holds for all of them together.
  */
 export class RetryBudget {
-  /** Theoretical arrival time of the next retry, per endpoint (epoch ms). */
+  /** Theoretical arrival time of the next reservation, per endpoint (epoch ms). */
   private readonly next = new Map<string, number>();
+  /** The same for retries actually sent: timers that fire late can bunch reserved slots together. */
+  private readonly sent = new Map<string, number>();
 
   constructor(readonly options: RetryBudgetOptions = DEFAULT_RETRY_BUDGET) {
     if (!(options.perSecond > 0)) throw new RangeError(`retryBudget.perSecond must be above 0, got ${options.perSecond}`);
     if (!(options.burst >= 1)) throw new RangeError(`retryBudget.burst must be at least 1, got ${options.burst}`);
   }
 
-  /** Takes a slot for one retry to `endpoint` at `now`; `share` is this worker's part of the budget (1/N). */
+  /**
+   * Reserves a slot for one retry to `endpoint` at `now`: now, or the next free one. `share` is this
+   * worker's part of the budget (1/N). Slots are handed out in order, which spreads a crowd of retries.
+   */
   acquire(endpoint: string, now: number, share = 1): Grant {
+    return this.take(this.next, endpoint, now, share);
+  }
+
+  /**
+   * Lets a retry go out at `now`, or says when it may: the strict bound on retries sent. A reserved slot
+   * comes due on a Temporal timer, which may fire late and together with others; this keeps those from
+   * going out faster than the budget.
+   */
+  admit(endpoint: string, now: number, share = 1): Grant {
+    return this.take(this.sent, endpoint, now, share);
+  }
+
+  private take(cells: Map<string, number>, endpoint: string, now: number, share: number): Grant {
     const interval = 1000 / (this.options.perSecond * share);
     const tolerance = Math.max(0, this.options.burst * share - 1) * interval;
-    const tat = Math.max(this.next.get(endpoint) ?? now, now);
+    const tat = Math.max(cells.get(endpoint) ?? now, now);
     const at = Math.max(now, tat - tolerance);
-    this.next.set(endpoint, tat + interval);
+    // a retry told to come back does not hold on to a slot of the strict bound: it asks again then
+    if (at > now && cells === this.sent) return { now: false, at };
+    cells.set(endpoint, tat + interval);
     return at <= now ? { now: true } : { now: false, at };
   }
 
@@ -52,6 +72,6 @@ export class RetryBudget {
 
   /** Forgets endpoints whose reservations have all passed (a long-running worker sees many endpoints). */
   prune(now: number): void {
-    for (const [endpoint, tat] of this.next) if (tat < now) this.next.delete(endpoint);
+    for (const cells of [this.next, this.sent]) for (const [endpoint, tat] of cells) if (tat < now) cells.delete(endpoint);
   }
 }

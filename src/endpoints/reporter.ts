@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Client } from '@temporalio/client';
-import { Endpoint, EndpointHealth, endpointReportSignal, endpointStatusQuery } from '../workflows/definitions';
+import { temporal } from '@temporalio/proto';
+import { Endpoint, EndpointHealth, endpointReportSignal } from '../workflows/definitions';
 import type { endpointWorkflow } from '../workflows/endpoint';
 import { endpointWorkflowId } from '../delivery/ids';
 import type { AttemptOutcome, EndpointReport } from './types';
@@ -10,37 +11,47 @@ import type { AttemptOutcome, EndpointReport } from './types';
 const MAX_BUFFERED = 10_000;
 /** How long a report (or the question for the share) may take before it is given up for this round. */
 const REPORT_DEADLINE_MS = 5_000;
-/** How often a worker asks an endpoint how many workers retry to it (its share of the budget). */
-const SHARE_EVERY_MS = 5_000;
+/** How often a worker counts the workers on its task queue (its share of every endpoint's budget). */
+const SHARE_EVERY_MS = 10_000;
+/** An endpoint with nothing to report for this long is forgotten. */
+const FORGET_MS = 60_000;
 
 interface Buffer {
   outcomes: AttemptOutcome[];
   heldBack: number;
-  /** 1/N: this worker's part of the endpoint's retry budget. */
-  share: number;
-  shareAskedAt: number;
+  /** When this worker last had something to report about the endpoint. */
+  activeAt: number;
 }
 
 /**
  * A worker's side of endpoint health: it collects the outcome of every attempt and the retries its budget
  * held back, and reports them to each endpoint's workflow about once a second (signal-with-start, so the
- * first report creates it). It also learns from the endpoint how many workers retry to it, and takes 1/N
- * of the endpoint's retry budget. Reporting never holds an attempt up: a report that fails is sent with
- * the next one.
+ * first report creates it). Reporting never holds an attempt up: a report that fails is sent with the next.
+ *
+ * It also sets the worker's share of every endpoint's retry budget: 1/N, N the workers polling the task
+ * queue for attempts. Temporal hands attempts to all of them alike, so each sees about 1/N of the retries
+ * to any endpoint; and N is known before the first retry, so the bound holds from the start.
  */
 export class EndpointReporter {
-  readonly identity = `${process.pid}@${hostname()}/${randomUUID().slice(0, 8)}`;
+  readonly identity: string;
   private readonly endpoints = new Map<string, Buffer>();
   private timer: NodeJS.Timeout | undefined;
+  private shareTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  private workers = 1;
   /** Outcomes dropped because Temporal could not be reached for long. */
   dropped = 0;
 
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
-    private readonly flushMs = 1_000,
-  ) {}
+    options: { identity?: string; flushMs?: number } = {},
+  ) {
+    this.identity = options.identity ?? `${process.pid}@${hostname()}/${randomUUID().slice(0, 8)}`;
+    this.flushMs = options.flushMs ?? 1_000;
+  }
+
+  private readonly flushMs: number;
 
   attempted(endpoint: string, outcome: AttemptOutcome): void {
     const b = this.buffer(endpoint);
@@ -55,21 +66,44 @@ export class EndpointReporter {
     this.buffer(endpoint).heldBack++;
   }
 
-  /** This worker's part of `endpoint`'s retry budget: 1/N with N workers reporting to it (1 until known). */
-  share(endpoint: string): number {
-    return this.endpoints.get(endpoint)?.share ?? 1;
+  /** This worker's part of an endpoint's retry budget: 1/N with N workers on the task queue. */
+  share(_endpoint?: string): number {
+    return 1 / this.workers;
   }
 
-  start(): void {
+  /** Starts reporting; resolves once the worker knows its share of the budget (or could not learn it: 1). */
+  async start(): Promise<void> {
     this.timer ??= setInterval(() => void this.flush(), this.flushMs);
     this.timer.unref();
+    this.shareTimer ??= setInterval(() => void this.countWorkers(), SHARE_EVERY_MS);
+    this.shareTimer.unref();
+    await this.countWorkers();
   }
 
   /** Stops reporting after one last report of what is buffered. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
-    this.timer = undefined;
+    clearInterval(this.shareTimer);
+    this.timer = this.shareTimer = undefined;
     await this.flush();
+  }
+
+  /** N: the workers polling the task queue for activities (this one counted even before its first poll). */
+  async countWorkers(): Promise<void> {
+    try {
+      const response = await this.client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () =>
+        this.client.workflowService.describeTaskQueue({
+          namespace: this.client.options.namespace,
+          taskQueue: { name: this.taskQueue },
+          taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+        }),
+      );
+      const identities = new Set((response.pollers ?? []).map((p) => p.identity ?? ''));
+      identities.add(this.identity);
+      this.workers = identities.size;
+    } catch {
+      // Temporal unreachable: keep the last count
+    }
   }
 
   /** Sends what is buffered; one flush at a time. */
@@ -80,7 +114,8 @@ export class EndpointReporter {
 
   private buffer(endpoint: string): Buffer {
     let b = this.endpoints.get(endpoint);
-    if (!b) this.endpoints.set(endpoint, (b = { outcomes: [], heldBack: 0, share: 1, shareAskedAt: 0 }));
+    if (!b) this.endpoints.set(endpoint, (b = { outcomes: [], heldBack: 0, activeAt: Date.now() }));
+    b.activeAt = Date.now();
     return b;
   }
 
@@ -88,8 +123,8 @@ export class EndpointReporter {
     await Promise.all(
       [...this.endpoints].map(async ([endpoint, b]) => {
         if (b.outcomes.length === 0 && b.heldBack === 0) {
-          // an endpoint this worker no longer retries to: forget it, and its share
-          if (Date.now() - b.shareAskedAt > 4 * SHARE_EVERY_MS) this.endpoints.delete(endpoint);
+          // an endpoint this worker no longer sends to
+          if (Date.now() - b.activeAt > FORGET_MS) this.endpoints.delete(endpoint);
           return;
         }
         const outcomes = b.outcomes.splice(0);
@@ -97,25 +132,22 @@ export class EndpointReporter {
         b.heldBack = 0;
         try {
           // a report that cannot go out in a few seconds waits for the next round, not for Temporal to come back
-          const handle = await this.client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () => this.client.workflow.signalWithStart<typeof endpointWorkflow, [EndpointReport]>('endpointWorkflow', {
-            workflowId: endpointWorkflowId(endpoint),
-            taskQueue: this.taskQueue,
-            args: [{ endpoint }],
-            signal: endpointReportSignal,
-            signalArgs: [{ worker: this.identity, outcomes, heldBack }],
-            typedSearchAttributes: [
-              { key: Endpoint, value: endpoint },
-              { key: EndpointHealth, value: 'healthy' },
-            ],
-            staticSummary: `endpoint ${endpoint}: health, retry budget and downtime`,
-          }));
-          if (Date.now() - b.shareAskedAt >= SHARE_EVERY_MS) {
-            b.shareAskedAt = Date.now();
-            const status = await this.client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () => handle.query(endpointStatusQuery));
-            b.share = 1 / Math.max(1, status.workers);
-          }
+          await this.client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () =>
+            this.client.workflow.signalWithStart<typeof endpointWorkflow, [EndpointReport]>('endpointWorkflow', {
+              workflowId: endpointWorkflowId(endpoint, this.taskQueue),
+              taskQueue: this.taskQueue,
+              args: [{ endpoint }],
+              signal: endpointReportSignal,
+              signalArgs: [{ worker: this.identity, outcomes, heldBack }],
+              typedSearchAttributes: [
+                { key: Endpoint, value: endpoint },
+                { key: EndpointHealth, value: 'healthy' },
+              ],
+              staticSummary: `endpoint ${endpoint}: health, retry budget and downtime`,
+            }),
+          );
         } catch {
-          // Temporal unreachable or the query timed out: send these with the next report
+          // Temporal unreachable: send these with the next report
           b.outcomes.unshift(...outcomes);
           b.heldBack += heldBack;
         }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { runCli } from '../support/cli';
 import { useHarnessAndEndpoint } from '../support/setup';
 import { testAddress } from '../support/temporal';
+import { waitFor } from '../support/wait';
 
 const env = useHarnessAndEndpoint();
 
@@ -60,4 +61,29 @@ test('every command has --help with an example', async () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/Example/);
   }
+});
+
+test('endpoints and downtime: bad flags are refused naming the flag; an endpoint shows once attempts were reported', async () => {
+  const badPlot = await runCli(['downtime', '--endpoint', 'x.example.com', '--plot', 'timeline.txt', ...conn()]);
+  expect(badPlot.code).toBe(2);
+  expect(badPlot.stderr).toMatch(/--plot/);
+  const noEndpoint = await runCli(['downtime', '--plot', 'timeline.svg', ...conn()]);
+  expect(noEndpoint.code).toBe(2);
+  expect(noEndpoint.stderr).toMatch(/--plot.*--endpoint/);
+  const badSince = await runCli(['downtime', '--since', 'last tuesday', ...conn()]);
+  expect(badSince.code).toBe(2);
+  expect(badSince.stderr).toMatch(/--since/);
+
+  // the harness's worker reports the attempts of the test above to the endpoint's workflow
+  const host = new URL(env.endpoint.url).host;
+  const listed = await waitFor(
+    async () => JSON.parse((await runCli(['endpoints', '--json', ...conn()])).stdout) as { endpoint: string; state: string; attemptsLastMinute: number }[],
+    (rows) => rows.some((r) => r.endpoint === host && r.attemptsLastMinute > 0),
+    20_000,
+    'the endpoint in `redeliver endpoints`',
+  );
+  expect(listed.find((r) => r.endpoint === host)!.state).toMatch(/^(healthy|recovering)$/);
+  const table = await runCli(['endpoints', ...conn()]);
+  expect(table.stdout).toMatch(/^STATE\s+FAILED\/MIN/);
+  expect(table.stdout).toContain(host);
 });

@@ -32,6 +32,10 @@ beforeAll(async () => {
     startHarness(testAddress(), { taskQueue, retryBudget: BUDGET }),
     startFlakyEndpoint(),
   ]);
+  // each worker counts the workers polling the task queue every 10 s: the first one started before the
+  // second, so it looks again now rather than in up to 10 s (docs/endpoint-health.md)
+  await a.reporter!.countWorkers();
+  await b.reporter!.countWorkers();
 });
 afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()]);
@@ -66,14 +70,20 @@ test('200 deliveries to an endpoint down for 65 s: retries stay within the budge
   const delivered = new Set(requests.filter((r) => r.status === 202).map((r) => r.messageId));
   expect(delivered.size).toBe(DELIVERIES);
 
-  // the budget bounds retries (first attempts are the producer's): in any 10 s, rate × 10 s + burst
+  // the budget bounds retries (first attempts are the producer's): in any 10 s, rate × 10 s + burst for both
+  // workers together (each takes half), plus what one second of timer precision can bunch up: a retry
+  // waits for its slot on a Temporal timer, and those fire within about a second (docs/endpoint-health.md)
   const retries = requests.filter((r) => (r.attempt ?? 1) > 1).map((r) => r.at);
-  const bound = BUDGET.perSecond * 10 + BUDGET.burst;
+  expect([a.reporter!.share(), b.reporter!.share()]).toEqual([0.5, 0.5]);
+  const bound = (seconds: number) => BUDGET.perSecond * (seconds + 1) + BUDGET.burst;
   let worst = 0;
   for (const start of retries) worst = Math.max(worst, retries.filter((t) => t >= start && t < start + 10_000).length);
-  expect(worst).toBeLessThanOrEqual(bound);
-  // and it is used: a budget that holds everything back would pass the bound too
+  expect(worst).toBeLessThanOrEqual(bound(10));
+  // and over the whole outage
   const whileDown = retries.filter((t) => t < upAt).length;
+  expect(whileDown).toBeLessThanOrEqual(bound((upAt - retries[0]!) / 1000));
+  process.stderr.write(`retry budget ${BUDGET.perSecond}/s: ${whileDown} retries in ${Math.round((upAt - retries[0]!) / 1000)} s down, busiest 10 s ${worst}\n`);
+  // and the budget is used: one that held everything back would pass the bound too
   expect(whileDown).toBeGreaterThan((BUDGET.perSecond * (upAt - downAt)) / 1000 / 2);
 
   // the downtime report matches the outage within a second (the workers report about once a second)
@@ -83,10 +93,14 @@ test('200 deliveries to an endpoint down for 65 s: retries stay within the budge
     20_000,
     'the downtime period',
   );
+  // the outage, as the endpoint lived it: from the first request it refused to the moment it came back
+  // (downtime can only be seen by trying: the first attempts came a second or so after it went down)
+  const firstRefused = requests.find((r) => r.status === 503)!.at;
+  expect(firstRefused - downAt).toBeLessThan(5_000);
   const period = report!.periods[0]!;
-  expect(Math.abs(Date.parse(period.from) - downAt)).toBeLessThan(1_000);
+  expect(Math.abs(Date.parse(period.from) - firstRefused)).toBeLessThan(1_000);
   expect(Math.abs(Date.parse(period.to) - upAt)).toBeLessThan(1_000);
-  expect(Math.abs(report!.totalMs - (upAt - downAt))).toBeLessThan(1_000);
+  expect(Math.abs(report!.totalMs - (upAt - firstRefused))).toBeLessThan(1_000);
   expect(period.reason).toBe('http-503');
 
   // operators see it from the CLI: the endpoint recovering or healthy, two workers, nobody waiting

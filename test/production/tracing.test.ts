@@ -57,12 +57,15 @@ describe('a worker with tracing on', () => {
     const handle = await new Redeliver(client, { taskQueue }).submit({ kind: 'event', tenant: 'acme', device: 'd1', messageId: randomUUID(), target: `${endpoint.url}/traced?fail=1&status=503`, payload: 'x' });
     expect(await handle.result()).toMatchObject({ outcome: 'delivered', attempts: 2 });
 
-    const spans = exporter.getFinishedSpans();
+    // the worker also reports attempts to the endpoint's workflow (endpoint health): a trace of its own
+    const spans = exporter.getFinishedSpans().filter((s) => !String(s.attributes.temporalWorkflowId ?? s.attributes.workflowId ?? '').startsWith('endpoint/'));
     const named = (name: string) => spans.filter((s) => s.name === name);
     expect(named('StartWorkflow:deliveryWorkflow')).toHaveLength(1);
-    // the first attempt, then the retrying activity: one run that waits for the planned time, one that sends
+    // the first attempt, then the retrying activity: a run that only waits for the planned time when it
+    // starts early, then the run that sends
     const attempts = [...named('RunActivity:sendAttempt'), ...named('RunActivity:retryDelivery')];
-    expect(attempts).toHaveLength(3);
+    expect(attempts.length).toBeGreaterThanOrEqual(2);
+    expect(attempts.length).toBeLessThanOrEqual(3);
     const workflow = named('RunWorkflow:deliveryWorkflow');
     expect(workflow.length).toBeGreaterThanOrEqual(1);
     const scheduled = [...named('StartActivity:sendAttempt'), ...named('StartActivity:retryDelivery')];
@@ -77,7 +80,7 @@ describe('a worker with tracing on', () => {
     }
     // the failed attempt and the wait are marked so, the delivered attempt not
     expect(named('RunActivity:sendAttempt').map((a) => a.status.code)).toEqual([2]); // ERROR
-    expect(named('RunActivity:retryDelivery').map((a) => a.status.code).sort()).toEqual([1, 2]); // OK, ERROR (the wait)
+    expect(named('RunActivity:retryDelivery').map((a) => a.status.code).sort()).toEqual(attempts.length === 3 ? [1, 2] : [1]); // OK (and ERROR: the wait)
     expect(attempts[0]!.resource.attributes['service.name']).toBe('redeliver-test');
   });
 });

@@ -65,10 +65,11 @@ export async function startHarness(address = testAddress(), options: HarnessOpti
   const workerClient = new Client({ connection: nativeConnection, ...(dataConverter && { dataConverter }) });
   const budgetOptions = options.retryBudget === undefined ? DEFAULT_RETRY_BUDGET : options.retryBudget;
   const reporter = (options.endpointHealth ?? true) ? new EndpointReporter(workerClient, taskQueue) : null;
-  reporter?.start();
+  await reporter?.start();
   const worker = await Worker.create({
     connection: nativeConnection,
     taskQueue,
+    ...(reporter && { identity: reporter.identity }),
     workflowBundle: { codePath: process.env.REDELIVER_TEST_BUNDLE! },
     activities: createActivities({ http, mqtt, client: workerClient, budget: budgetOptions && new RetryBudget(budgetOptions), reporter }),
     ...(dataConverter && { dataConverter }),

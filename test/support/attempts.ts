@@ -1,0 +1,92 @@
+import { performance } from 'node:perf_hooks';
+import type { AttemptListener } from '../../src/activities/deliver';
+import type { Delivery } from '../../src/delivery/types';
+
+/** One attempt a worker sent, in the server's time as the test reads it. */
+export interface SentAttempt {
+  /** Its number: the `delivery-attempt` header. */
+  attempt: number;
+  startedAt: number;
+  /** When its answer (or failure) was in. */
+  endedAt: number;
+  /** When it ended by the activity's own clock (activityClock): what the delivery decided with. */
+  endedAtByActivity: number;
+  ok: boolean;
+  code: string;
+}
+
+/** Hears of every attempt a worker sends, and keeps them per delivery in the server's time. */
+export interface AttemptRecorder {
+  /** For createActivities. */
+  listener: AttemptListener;
+  /** The worker's activities, each execution of an attempt-sending one first reading the server's clock. */
+  clocked<A extends object>(activities: A): A;
+  /** The attempts of one delivery, in the order they were sent. */
+  of(deliveryId: string): SentAttempt[];
+}
+
+/** The activities that send attempts, and where their delivery is in their arguments. */
+const SENDERS: Record<string, (args: unknown[]) => string> = {
+  sendAttempt: (args) => (args[0] as Delivery).deliveryId,
+  retryDelivery: (args) => (args[0] as { delivery: Delivery }).delivery.deliveryId,
+};
+
+/**
+ * The times come from the server, not from the activity: the activity's clock is part of what is tested
+ * (the delivery decides its waits with it), so it cannot also be the evidence. Each execution reads the
+ * server's time before it starts; the server does not skip time while an activity is outstanding, so an
+ * attempt's end is that reading plus the real time since, and its start its end minus its duration.
+ */
+export function recordAttempts(serverTime: () => Promise<number>): AttemptRecorder {
+  const byDelivery = new Map<string, SentAttempt[]>();
+  const executing = new Map<string, { server: number; local: number }>();
+  return {
+    listener: {
+      attempted(_endpoint, outcome, { deliveryId, attempt, startedAt }) {
+        const base = executing.get(deliveryId);
+        // an attempt outside a clocked execution has no server time: NaN fails every comparison
+        const endedAt = base ? Math.round(base.server + (performance.now() - base.local)) : NaN;
+        const sent = byDelivery.get(deliveryId) ?? [];
+        sent.push({ attempt, startedAt: endedAt - (outcome.at - startedAt), endedAt, endedAtByActivity: outcome.at, ok: outcome.ok, code: outcome.code });
+        byDelivery.set(deliveryId, sent);
+      },
+    },
+    clocked<A extends object>(activities: A): A {
+      const wrapped = { ...activities } as Record<string, unknown>;
+      for (const [name, deliveryOf] of Object.entries(SENDERS)) {
+        const activity = wrapped[name] as ((...args: unknown[]) => Promise<unknown>) | undefined;
+        if (!activity) throw new Error(`no activity ${name} to clock`);
+        wrapped[name] = async (...args: unknown[]) => {
+          const deliveryId = deliveryOf(args);
+          executing.set(deliveryId, { server: await serverTime(), local: performance.now() });
+          try {
+            return await activity(...args);
+          } finally {
+            executing.delete(deliveryId);
+          }
+        };
+      }
+      return wrapped as A;
+    },
+    of: (deliveryId) => [...(byDelivery.get(deliveryId) ?? [])],
+  };
+}
+
+/** A delivery's attempts and the waits between them, as they happened. */
+export interface AttemptTimeline {
+  /** When each attempt started. */
+  startedAt: number[];
+  /** When each attempt ended. */
+  endedAt: number[];
+  /**
+   * The actual wait after each attempt but the last: from its end to the next one's start. The wait the
+   * delivery planned is in no history any more (activities/retry.ts): this is it plus any lateness.
+   */
+  waits: number[];
+}
+
+export function timeline(attempts: SentAttempt[]): AttemptTimeline {
+  const startedAt = attempts.map((a) => a.startedAt);
+  const endedAt = attempts.map((a) => a.endedAt);
+  return { startedAt, endedAt, waits: attempts.slice(1).map((a, i) => a.startedAt - endedAt[i]!) };
+}

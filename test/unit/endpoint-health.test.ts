@@ -1,0 +1,24 @@
+import { healthAt, openHealth, recordHealth, RECOVERY_MS } from '../../src/endpoints/health';
+import type { AttemptOutcome } from '../../src/endpoints/types';
+
+const T0 = Date.parse('2026-11-21T12:00:00Z');
+const ok = (s: number): AttemptOutcome => ({ at: T0 + s * 1000, ok: true, class: 'success', code: 'http-202' });
+const down = (s: number): AttemptOutcome => ({ at: T0 + s * 1000, ok: false, class: 'server', code: 'http-503' });
+const refused = (s: number): AttemptOutcome => ({ at: T0 + s * 1000, ok: false, class: 'client', code: 'http-400' });
+
+test('healthy, failing while attempts cannot be sent, recovering for a minute after, then healthy', () => {
+  let h = recordHealth(openHealth(), [ok(0), ok(1)]);
+  expect(healthAt(h, T0 + 2_000)).toMatchObject({ state: 'healthy', failureRate: 0, attemptsLastMinute: 2 });
+  h = recordHealth(h, [down(10), down(11), down(12)]);
+  expect(healthAt(h, T0 + 13_000)).toMatchObject({ state: 'failing', failureRate: 0.6, failingSince: T0 + 10_000 });
+  h = recordHealth(h, [ok(20)]);
+  expect(healthAt(h, T0 + 21_000)).toMatchObject({ state: 'recovering', recoveredAt: T0 + 20_000 });
+  expect(healthAt(h, T0 + 20_000 + RECOVERY_MS)).toMatchObject({ state: 'healthy' });
+  // the failure rate forgets what is older than a minute
+  expect(healthAt(h, T0 + 200_000)).toMatchObject({ failureRate: 0, attemptsLastMinute: 0 });
+});
+
+test('a client error is the endpoint answering: not a failure of the endpoint', () => {
+  const h = recordHealth(openHealth(), [refused(0), refused(1)]);
+  expect(healthAt(h, T0 + 2_000)).toMatchObject({ state: 'healthy', failureRate: 0, attemptsLastMinute: 2 });
+});
