@@ -30,15 +30,14 @@ const RUNS: { jitter: Jitter; budget: StormRow['budget'] }[] = [
  * under a full pipeline), to an endpoint that is down for a while and then comes back; one run after the
  * other on a fresh worker: each jitter strategy without the per-endpoint retry budget, then `full` and
  * `none` with the default budget (10 retries/s, burst 20). Measured: the endpoint's request rate over
- * time, the peak after recovery and the time until all are delivered. The workers send no endpoint health
- * reports: those split the budget between the workers an endpoint's workflow has seen lately, and here
- * the workers follow one another; with reports off, the budget is a single worker's whole 10/s.
+ * time, the peak after recovery and the time until all are delivered. Each run has a task queue, a worker
+ * and so an endpoint workflow of its own, as a deployment would: the one worker takes the whole 10/s.
  */
 export async function retryStorm(bench: BenchServer, sink: FlakyEndpoint, deliveries: number, downMs: number): Promise<StormRow[]> {
   const rows: StormRow[] = [];
   for (const { jitter, budget } of RUNS) {
     const taskQueue = `storm-${jitter}-budget-${budget}-${randomUUID().slice(0, 6)}`;
-    const worker = await startWorkerProcess('redeliver', bench.server.address, taskQueue, { retryBudget: budget === 'on', endpointHealth: false });
+    const worker = await startWorkerProcess('redeliver', bench.server.address, taskQueue, { retryBudget: budget === 'on' });
     const redeliver = new Redeliver(bench.client, { taskQueue });
     const path = `/storm-${taskQueue}`;
     sink.setDown(path, true);

@@ -220,6 +220,17 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
     retryRequested = false;
     nextAttemptAt = null;
   };
+  /** A long delivery continues in a fresh run: same id, the message and everything it has learnt. */
+  const continueIfLong = async () => {
+    const info = workflowInfo();
+    if (!info.continueAsNewSuggested && info.historyLength < historyLimit) return;
+    await condition(allHandlersFinished);
+    await continueAsNew<typeof deliveryWorkflow>({
+      delivery,
+      historyLimit,
+      carried: { run: run + 1, attempts, firstAttemptAt, lastAttemptAt, nextAttemptAt, previousDelay, lastError, attemptLog, pausedMs, pause },
+    });
+  };
   /** Takes the retrying activity's progress as the delivery's own. */
   const adopt = (p: RetryProgress) => {
     attempts = p.attempts;
@@ -248,16 +259,8 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
     let skipBudget = false;
     let wasHinted = hinted;
     for (;;) {
-      // class changes, pauses and retry-nows add events: a long delivery continues in a fresh run
-      const info = workflowInfo();
-      if (info.continueAsNewSuggested || info.historyLength >= historyLimit) {
-        await condition(allHandlersFinished);
-        await continueAsNew<typeof deliveryWorkflow>({
-          delivery,
-          historyLimit,
-          carried: { run: run + 1, attempts, firstAttemptAt, lastAttemptAt, nextAttemptAt, previousDelay, lastError, attemptLog, pausedMs, pause },
-        });
-      }
+      // class changes, pauses and retry-nows add events
+      await continueIfLong();
       if (pause) {
         setState('paused', `paused: ${pause.reason} — attempt ${attempts + 1} waits for resume`);
         await condition(() => pause === null);
@@ -394,16 +397,7 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
 
       if (patched(SERVER_SIDE_RETRIES)) return await retryOnServer(decision.hinted);
 
-      const info = workflowInfo();
-      if (info.continueAsNewSuggested || info.historyLength >= historyLimit) {
-        // a long delivery continues in a fresh run: same id, the message and everything it has learnt
-        await condition(allHandlersFinished);
-        await continueAsNew<typeof deliveryWorkflow>({
-          delivery,
-          historyLimit,
-          carried: { run: run + 1, attempts, firstAttemptAt, lastAttemptAt, nextAttemptAt, previousDelay, lastError, attemptLog, pausedMs, pause },
-        });
-      }
+      await continueIfLong();
     }
   } catch (err) {
     if (isCancellation(err)) {

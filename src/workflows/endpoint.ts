@@ -52,7 +52,9 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
   const { endpoint } = input;
   const carried = input.carried;
   const historyLimit = input.historyLimit ?? DEFAULT_HISTORY_LIMIT;
-  let ledger = carried?.ledger ?? openEndpointLedger(input.downtime ?? {}, Date.now());
+  // opened at the first attempt reported, which comes a report round before the workflow itself
+  let ledger: EndpointLedger | null = carried?.ledger ?? null;
+  const recorded = (outcomes: AttemptOutcome[]) => recordOutcomes(ledger ?? openEndpointLedger(input.downtime ?? {}, outcomes[0]?.at ?? Date.now()), outcomes);
   let health = carried?.health ?? openHealth();
   let timeline = carried?.timeline ?? [];
   const workers: Record<string, number> = { ...carried?.workers };
@@ -67,7 +69,7 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
   /** What is recorded, with the outcomes still settling counted in: what an operator should see now. */
   const current = () => {
     const settling = [...pending].sort((a, b) => a.at - b.at);
-    return { ledger: recordOutcomes(ledger, settling), health: recordHealth(health, settling), timeline: addToTimeline(timeline, settling) };
+    return { ledger: recorded(settling), health: recordHealth(health, settling), timeline: addToTimeline(timeline, settling) };
   };
   const status = (): EndpointStatus => {
     const now = Date.now();
@@ -113,7 +115,7 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
     const settled = pending.filter((o) => o.at <= now - SETTLE_MS).sort((a, b) => a.at - b.at);
     if (settled.length) {
       pending = pending.filter((o) => o.at > now - SETTLE_MS);
-      ledger = recordOutcomes(ledger, settled);
+      ledger = recorded(settled);
       health = recordHealth(health, settled);
       timeline = addToTimeline(timeline, settled);
     }
@@ -133,7 +135,7 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
       await continueAsNew<typeof endpointWorkflow>({
         endpoint,
         historyLimit,
-        carried: { run: (carried?.run ?? 1) + 1, ledger, health, timeline, workers, pending, heldBack, lastReportAt },
+        carried: { run: (carried?.run ?? 1) + 1, ledger: ledger ?? openEndpointLedger(input.downtime ?? {}, Date.now()), health, timeline, workers, pending, heldBack, lastReportAt },
       });
     }
 

@@ -109,6 +109,14 @@ function expectNoEventPerRetry(runs: Run[], classChanges = 0) {
   expect(events.filter((e) => e.activityTaskScheduledEventAttributes).length).toBeLessThanOrEqual(2 + classChanges);
 }
 
+/** Full jitter at the 300 s cap: n ≈ span / 150 s attempts, give or take 0.577·√n; six of those either side (the first 12 come sooner). */
+function expectFullJitterAttempts(attempts: number, spanMs: number) {
+  const n = spanMs / 150_000;
+  const sigma = 0.577 * Math.sqrt(n);
+  expect(attempts).toBeGreaterThan(n - 6 * sigma);
+  expect(attempts).toBeLessThan(n + 12 + 6 * sigma);
+}
+
 test('an event whose endpoint is down for 3 days is delivered when it recovers, its attempts spaced as the policy says', async () => {
   const { env } = server;
   down('/recovers');
@@ -139,10 +147,7 @@ test('an event whose endpoint is down for 3 days is delivered when it recovers, 
   // How many attempts 3 days hold: past the first 12 (the window grows to the 300 s cap), full jitter
   // draws each wait uniformly from [0, 300 s] — mean 150 s, standard deviation 86.6 s — so n waits
   // fill 3 days for n ≈ 3 days / 150 s ≈ 1,728, give or take 0.577·√n ≈ 24. Six of those either side.
-  const n = (3 * DAY) / 150_000;
-  const sigma = 0.577 * Math.sqrt(n);
-  expect(result.attempts).toBeGreaterThan(n - 6 * sigma);
-  expect(result.attempts).toBeLessThan(n + 12 + 6 * sigma);
+  expectFullJitterAttempts(result.attempts, 3 * DAY);
   // and those 1,700 attempts cost the history nothing: one run of a few dozen events
   const runs = await runsOf(server.env.client, handle.deliveryId);
   expect(runs).toHaveLength(1);
@@ -261,10 +266,7 @@ test(`a delivery retrying for 14 days at the 300 s cap keeps one run of a few do
     expect(result.attempts).toBeGreaterThanOrEqual(most - 14);
   } else {
     // full jitter: mean wait 150 s at the cap, as in the 3-day test
-    const n = (14 * DAY) / 150_000;
-    const sigma = 0.577 * Math.sqrt(n);
-    expect(result.attempts).toBeGreaterThan(n - 6 * sigma);
-    expect(result.attempts).toBeLessThan(n + 12 + 6 * sigma);
+    expectFullJitterAttempts(result.attempts, 14 * DAY);
   }
 
   // thousands of attempts, and no continue-as-new: the whole history is one small run
