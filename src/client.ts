@@ -213,7 +213,7 @@ export class Redeliver {
       ids.map(async (id) => {
         const status = await this.client.workflow
           .getHandle(id)
-          .query(endpointStatusQuery)
+          .query(endpointStatusQuery, Date.now())
           .catch((err: unknown) => {
             if (err instanceof WorkflowNotFoundError) return null;
             throw err;
@@ -232,7 +232,7 @@ export class Redeliver {
     return Promise.all(
       endpoints.map(async (e) => ({
         endpoint: e.endpoint,
-        report: await this.client.workflow.getHandle(endpointWorkflowId(e.endpoint, this.taskQueue)).query(endpointDowntimeQuery, options.since?.getTime()),
+        report: await this.client.workflow.getHandle(endpointWorkflowId(e.endpoint, this.taskQueue)).query(endpointDowntimeQuery, options.since?.getTime(), Date.now()),
       })),
     );
   }

@@ -4,7 +4,8 @@ import { expiresAt } from '../delivery/summary';
 import type { AttemptError, AttemptRecord, Delivery } from '../delivery/types';
 import type { RetryBudget } from '../endpoints/budget';
 import { nextDelay } from '../policy/backoff';
-import { activityClock, attemptFailure, type AttemptResult } from './deliver';
+import { FAILURE_TYPES } from '../classify/classify';
+import { activityClock, attemptFailure, type AttemptFailureDetails, type AttemptResult } from './deliver';
 
 /**
  * A delivery's retrying, as it goes from attempt to attempt of the `retryDelivery` activity. It travels
@@ -26,6 +27,11 @@ export interface RetryProgress {
   reservedAt: number | null;
   /** Retries the budget held back so far. */
   heldBack: number;
+  /**
+   * The attempt being sent, saved (heartbeated) before it goes out: an attempt of this activity that finds
+   * it was lost with its worker (killed, or shut down mid-attempt), so it is counted all the same.
+   */
+  inFlight?: { attempt: number; startedAt: number } | null;
 }
 
 export interface RetryInput {
@@ -88,56 +94,78 @@ export function createRetryActivities(deps: RetryDeps) {
       // a retry of this activity starts at its planned time or after, never before
       const now = deps.now ?? activityClock(context.info.attempt > 1 ? progress.nextAttemptAt : undefined);
 
+      /** The delivery after an attempt: an outcome (returned), or the next wait (thrown as the activity's failure). */
+      const concluded = (startedAt: number, ended: number, result: AttemptResult): RetryEnd => {
+        progress.lastAttemptAt = ended;
+        progress.attemptLog = [
+          ...progress.attemptLog,
+          { attempt: progress.attempts, startedAt: new Date(startedAt).toISOString(), durationMs: Math.round(result.durationMs), code: result.code, ok: result.ok },
+        ].slice(-ATTEMPT_LOG_SIZE);
+        if (result.ok) return { end: 'delivered', progress, code: result.code, reason: result.reason };
+
+        progress.lastError = { class: result.class as ErrorClass, code: result.code, reason: result.reason, attempt: progress.attempts, at: new Date(ended).toISOString() };
+        if (!result.retryable) return { end: 'rejected', progress, reason: result.reason };
+        const decision = nextDelay(delivery.policy, { attempts: progress.attempts, previousDelay: progress.previousDelay, firstAttemptAt: agedFrom, now: ended }, random, result.retryAfterMs);
+        if (!decision.retry) return { end: decision.outcome, progress, reason: `${decision.reason}; last error: ${result.reason}` };
+
+        progress.previousDelay = decision.delay;
+        progress.nextAttemptAt = ended + decision.delay;
+        progress.hinted = decision.hinted;
+        if (result.class !== input.searchedClass) return { end: 'class-changed', progress };
+        save();
+        // the failure as the UI shows it on the pending activity: its class's type, its reason, and when the next attempt comes
+        throw attemptFailure(result, Math.max(1, decision.delay), progress);
+      };
+
       const t = now();
       const expiry = expiresAt(delivery, agedFrom);
+      // the last attempt never came back: its worker was lost mid-attempt. It counts, as a connection failure
+      if (progress.inFlight) {
+        const lost = progress.inFlight;
+        progress.inFlight = null;
+        return concluded(lost.startedAt, t, lostAttempt(t - lost.startedAt));
+      }
       if (progress.nextAttemptAt - t > ON_TIME_MS) throw waiting(progress.nextAttemptAt - t, `waiting for attempt ${progress.attempts + 1}`, progress);
       if (expiry !== null && t >= expiry) {
-        const why = progress.heldBack > 0 ? `the retry budget of ${delivery.endpoint} had no slot for attempt ${progress.attempts + 1} before` : `attempt ${progress.attempts + 1} could not start before`;
-        return { end: 'expired', progress, reason: `${why} the delivery's ${delivery.policy.deadline !== null && expiry === delivery.policy.deadline ? 'deadline' : 'max age'} (last error: ${progress.lastError.reason})` };
+        return { end: 'expired', progress, reason: `attempt ${progress.attempts + 1} could not start before the delivery's ${expiryName(delivery, expiry)} (last error: ${progress.lastError.reason})` };
       }
 
       if (deps.budget && !(firstRun && input.skipBudget)) {
         const share = deps.share?.(delivery.endpoint) ?? 1;
         const reserved = progress.reservedAt !== null && progress.reservedAt - t <= ON_TIME_MS;
         // a slot in the queue (in order: no herd), then the strict bound on what goes out now
-        const grant = reserved ? ({ now: true } as const) : deps.budget.acquire(delivery.endpoint, t, share);
+        const grant = reserved ? ({ now: true } as const) : deps.budget.acquire(delivery.endpoint, t, share, expiry ?? undefined);
         const admitted = grant.now ? deps.budget.admit(delivery.endpoint, t, share) : grant;
         if (!admitted.now) {
           deps.heldBack?.(delivery.endpoint);
           progress.heldBack++;
-          // past the expiry there is nothing to wait for: come back then, to end as expired
-          const at = expiry !== null && admitted.at >= expiry ? expiry : admitted.at;
-          progress.reservedAt = at === admitted.at ? at : null;
-          progress.nextAttemptAt = at;
+          // no slot before the delivery expires: it ends now rather than sleep in vain (the slot stays free)
+          if (expiry !== null && admitted.at >= expiry) {
+            return { end: 'expired', progress, reason: `the retry budget of ${delivery.endpoint} has no slot for attempt ${progress.attempts + 1} before the delivery's ${expiryName(delivery, expiry)} (last error: ${progress.lastError.reason})` };
+          }
+          progress.reservedAt = admitted.at;
+          progress.nextAttemptAt = admitted.at;
           save();
-          throw waiting(at - t, `the retry budget of ${delivery.endpoint} holds attempt ${progress.attempts + 1} back`, progress);
+          throw waiting(admitted.at - t, `the retry budget of ${delivery.endpoint} holds attempt ${progress.attempts + 1} back`, progress);
         }
       }
       progress.reservedAt = null;
 
       progress.attempts++;
-      const startedAt = t;
-      const result = await deps.attempt(delivery, progress.attempts, now);
-      const ended = now();
-      progress.lastAttemptAt = ended;
-      progress.attemptLog = [
-        ...progress.attemptLog,
-        { attempt: progress.attempts, startedAt: new Date(startedAt).toISOString(), durationMs: Math.round(result.durationMs), code: result.code, ok: result.ok },
-      ].slice(-ATTEMPT_LOG_SIZE);
-      if (result.ok) return { end: 'delivered', progress, code: result.code, reason: result.reason };
-
-      progress.lastError = { class: result.class as ErrorClass, code: result.code, reason: result.reason, attempt: progress.attempts, at: new Date(ended).toISOString() };
-      if (!result.retryable) return { end: 'rejected', progress, reason: result.reason };
-      const decision = nextDelay(delivery.policy, { attempts: progress.attempts, previousDelay: progress.previousDelay, firstAttemptAt: agedFrom, now: ended }, random, result.retryAfterMs);
-      if (!decision.retry) return { end: decision.outcome, progress, reason: `${decision.reason}; last error: ${result.reason}` };
-
-      progress.previousDelay = decision.delay;
-      progress.nextAttemptAt = ended + decision.delay;
-      progress.hinted = decision.hinted;
-      if (result.class !== input.searchedClass) return { end: 'class-changed', progress };
+      // saved before it goes out: if this worker dies with it, the next attempt of the activity counts it
+      progress.inFlight = { attempt: progress.attempts, startedAt: t };
       save();
-      // the failure as the UI shows it on the pending activity: its class's type, its reason, and when the next attempt comes
-      throw attemptFailure(result, decision.delay, progress);
+      let result: AttemptResult;
+      try {
+        result = await deps.attempt(delivery, progress.attempts, now);
+      } catch (err) {
+        // a worker shutting down hands the attempt back (activities/deliver.ts): a connection failure
+        const handed = handedBackDetails(err);
+        if (!handed) throw err;
+        result = { ok: false, ...handed };
+      }
+      progress.inFlight = null;
+      return concluded(t, now(), result);
     },
   };
 }
@@ -150,4 +178,26 @@ function waiting(delayMs: number, message: string, progress: RetryProgress): App
     // a workflow that stopped the retrying (pause, retry now) learns from here where it stands
     details: [null, progress],
   });
+}
+
+/** An attempt lost with its worker: it may have arrived (the message id lets the receiver tell). */
+function lostAttempt(durationMs: number): AttemptResult {
+  return {
+    ok: false,
+    class: 'connection',
+    retryable: true,
+    code: 'worker-lost',
+    reason: 'the worker sending the attempt was lost before it answered; the message may have arrived, and is resent with its message id',
+    durationMs,
+  };
+}
+
+/** The details of an attempt a shutting-down worker handed back (activities/deliver.ts), or null for any other error. */
+function handedBackDetails(err: unknown): AttemptFailureDetails | null {
+  if (!(err instanceof ApplicationFailure) || err.type !== FAILURE_TYPES.connection) return null;
+  return (err.details?.[0] as AttemptFailureDetails | undefined) ?? null;
+}
+
+function expiryName(delivery: Delivery, expiry: number): string {
+  return delivery.policy.deadline !== null && expiry === delivery.policy.deadline ? 'deadline' : 'max age';
 }

@@ -47,9 +47,22 @@ export async function runDemo(redeliver: Redeliver, say: (line: string) => void)
       if (done.size < handles.length) await new Promise((r) => setTimeout(r, 200));
     }
     say('\noutcomes:');
+    let attempts = 0;
     for (const handle of handles) {
       const result = await handle.result();
+      attempts += result.attempts;
       say(`  ${result.outcome.padEnd(9)} ${String(result.attempts).padStart(2)} attempt(s)  ${handle.deliveryId}`);
+    }
+    // the endpoint as operators see it: the workers report every attempt to its workflow about once a second
+    const host = new URL(endpoint.url).host;
+    for (let tries = 0; tries < 20; tries++) {
+      const [view] = await redeliver.endpoints(host).catch(() => []);
+      if (view && (view.attemptsLastMinute >= attempts || tries === 19)) {
+        say(`
+endpoint ${host}: ${view.state}, ${view.attemptsLastMinute} attempts in the last minute, ${Math.round(view.failureRate * 100)}% failed (redeliver endpoints, redeliver downtime)`);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 250));
     }
   } finally {
     await endpoint.close();

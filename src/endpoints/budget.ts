@@ -2,7 +2,7 @@
  * The per-endpoint retry budget: a bound on the rate of retries sent to one endpoint, across every
  * delivery a worker runs (docs/endpoint-health.md). In the spirit of gRPC's retry throttling and the AWS
  * SDK's retry quota, but for a durable orchestrator: a retry that finds no room is not dropped, it gets
- * a reserved slot in the future and waits for it on a durable timer. Reserving slots one after another
+ * a reserved slot in the future and waits for it on the server (an activity retry's backoff). Reserving slots one after another
  * is what drains a crowd of parked deliveries at the budget's pace once the endpoint recovers, instead
  * of all at once.
  *
@@ -16,6 +16,9 @@ export interface RetryBudgetOptions {
   /** Retries that may go out at once on top of the rate. */
   burst: number;
 }
+
+/** Every so many reservations, endpoints whose slots have all passed are forgotten. */
+const PRUNE_EVERY = 10_000;
 
 export const DEFAULT_RETRY_BUDGET: RetryBudgetOptions = { perSecond: 10, burst: 20 };
 
@@ -31,6 +34,7 @@ export class RetryBudget {
   private readonly next = new Map<string, number>();
   /** The same for retries actually sent: timers that fire late can bunch reserved slots together. */
   private readonly sent = new Map<string, number>();
+  private calls = 0;
 
   constructor(readonly options: RetryBudgetOptions = DEFAULT_RETRY_BUDGET) {
     if (!(options.perSecond > 0)) throw new RangeError(`retryBudget.perSecond must be above 0, got ${options.perSecond}`);
@@ -41,8 +45,9 @@ export class RetryBudget {
    * Reserves a slot for one retry to `endpoint` at `now`: now, or the next free one. `share` is this
    * worker's part of the budget (1/N). Slots are handed out in order, which spreads a crowd of retries.
    */
-  acquire(endpoint: string, now: number, share = 1): Grant {
-    return this.take(this.next, endpoint, now, share);
+  acquire(endpoint: string, now: number, share = 1, notAfter = Infinity): Grant {
+    if (++this.calls % PRUNE_EVERY === 0) this.prune(now);
+    return this.take(this.next, endpoint, now, share, notAfter);
   }
 
   /**
@@ -54,13 +59,14 @@ export class RetryBudget {
     return this.take(this.sent, endpoint, now, share);
   }
 
-  private take(cells: Map<string, number>, endpoint: string, now: number, share: number): Grant {
+  /** A slot at or after `now`; one later than `notAfter` (a delivery's expiry) is not taken, only told. */
+  private take(cells: Map<string, number>, endpoint: string, now: number, share: number, notAfter = Infinity): Grant {
     const interval = 1000 / (this.options.perSecond * share);
     const tolerance = Math.max(0, this.options.burst * share - 1) * interval;
     const tat = Math.max(cells.get(endpoint) ?? now, now);
     const at = Math.max(now, tat - tolerance);
     // a retry told to come back does not hold on to a slot of the strict bound: it asks again then
-    if (at > now && cells === this.sent) return { now: false, at };
+    if (at > now && (cells === this.sent || at > notAfter)) return { now: false, at };
     cells.set(endpoint, tat + interval);
     return at <= now ? { now: true } : { now: false, at };
   }

@@ -105,10 +105,14 @@ export function recordOutcomes(ledger: EndpointLedger, outcomes: readonly Attemp
 
 /** The ledger after one more attempt. */
 export function recordOutcome(ledger: EndpointLedger, outcome: AttemptOutcome): EndpointLedger {
-  // a time before the last one is a clock skew between workers: clamping keeps every spell non-negative
+  // an outcome from before the latest one seen (a late report, a worker's clock behind) cannot change
+  // what came after it: it neither opens a spell after a later success, nor ends one that began after it
+  const late = Number.isFinite(outcome.at) && outcome.at < ledger.lastAt && ledger.lastAt > ledger.openedAt;
+  // clamping keeps every spell non-negative
   const at = Number.isFinite(outcome.at) ? Math.max(outcome.at, ledger.lastAt) : ledger.lastAt;
   const moved = at === ledger.lastAt ? ledger : { ...ledger, lastAt: at };
-  if (sendingWasPossible(outcome)) return ledger.spell ? endSpell(moved, ledger.spell, at) : moved;
+  if (sendingWasPossible(outcome)) return ledger.spell && !(late && outcome.at < ledger.spell.from) ? endSpell(moved, ledger.spell, at) : moved;
+  if (late && !ledger.spell) return moved;
   return { ...moved, spell: withFailure(ledger.spell ?? { from: at, failures: 0, onlyConnection: true, codes: [] }, outcome) };
 }
 

@@ -5,8 +5,8 @@ import type { AttemptOutcome } from './types';
  * An endpoint's health as operators read it (docs/endpoint-health.md), from the attempts every worker
  * reports. Pure and plain data: it lives in the endpoint's workflow and travels through continue-as-new.
  *
- * - failing: the last attempt could not be sent (any failure but a client error: the endpoint answered a
- *   client error, so it is up);
+ * - failing: attempts in a row could not be sent (any failure but a client error: an endpoint that answers
+ *   a client error is up), FAILING_AFTER of them or for FAILING_AFTER_MS;
  * - recovering: attempts go through again, but it was failing less than RECOVERY_MS ago: deliveries parked
  *   on it are still draining at the retry budget's pace;
  * - healthy: otherwise.
@@ -18,14 +18,25 @@ export const RECOVERY_MS = 60_000;
 export const WINDOW_MS = 60_000;
 
 export interface HealthLedger {
-  /** Since when attempts fail; null while they go through. */
+  /** Since when the attempts in a row could not be sent (a spell); null while they go through. */
+  spellSince: number | null;
+  /** Failures in the spell. */
+  spellFailures: number;
+  /** Since when the endpoint is failing: a spell of FAILING_AFTER failures or FAILING_AFTER_MS. */
   failingSince: number | null;
-  /** When attempts went through again after failing. */
+  /** When attempts went through again after the endpoint was failing. */
   recoveredAt: number | null;
   lastAttemptAt: number | null;
   /** Per second of the last minute with attempts: sent, and failed (client errors not counted as failed). */
   seconds: { second: number; attempts: number; failures: number }[];
 }
+
+/**
+ * A spell turns the endpoint `failing` after this many failures in a row, or once it has lasted this long:
+ * a single 503 among successes is a glitch, not a state (the state would flap, and the UI filter mean little).
+ */
+export const FAILING_AFTER = 3;
+export const FAILING_AFTER_MS = 5_000;
 
 export interface EndpointHealth {
   state: EndpointHealthState;
@@ -38,19 +49,25 @@ export interface EndpointHealth {
 }
 
 export function openHealth(): HealthLedger {
-  return { failingSince: null, recoveredAt: null, lastAttemptAt: null, seconds: [] };
+  return { spellSince: null, spellFailures: 0, failingSince: null, recoveredAt: null, lastAttemptAt: null, seconds: [] };
 }
 
-/** The ledger after `outcomes` (in time order). */
+/** The ledger after `outcomes` (in time order; one older than the latest seen changes counts, not states). */
 export function recordHealth(ledger: HealthLedger, outcomes: readonly AttemptOutcome[]): HealthLedger {
-  let { failingSince, recoveredAt, lastAttemptAt } = ledger;
+  let { spellSince, spellFailures, failingSince, recoveredAt, lastAttemptAt } = ledger;
   const seconds = new Map(ledger.seconds.map((s) => [s.second, { ...s }]));
   for (const o of outcomes) {
     const down = !sendingWasPossible(o);
-    if (down) failingSince ??= o.at;
-    else if (failingSince !== null) {
+    const late = lastAttemptAt !== null && o.at < lastAttemptAt;
+    if (down && !(late && spellSince === null)) {
+      spellSince ??= o.at;
+      spellFailures++;
+      if (failingSince === null && (spellFailures >= FAILING_AFTER || o.at - spellSince >= FAILING_AFTER_MS)) failingSince = spellSince;
+    } else if (!down && spellSince !== null && !(late && o.at < spellSince)) {
+      if (failingSince !== null) recoveredAt = o.at;
+      spellSince = null;
+      spellFailures = 0;
       failingSince = null;
-      recoveredAt = o.at;
     }
     lastAttemptAt = Math.max(lastAttemptAt ?? o.at, o.at);
     const second = Math.floor(o.at / 1000);
@@ -61,7 +78,7 @@ export function recordHealth(ledger: HealthLedger, outcomes: readonly AttemptOut
   }
   const newest = lastAttemptAt === null ? 0 : Math.floor(lastAttemptAt / 1000);
   const kept = [...seconds.values()].filter((s) => s.second > newest - WINDOW_MS / 1000).sort((a, b) => a.second - b.second);
-  return { failingSince, recoveredAt, lastAttemptAt, seconds: kept };
+  return { spellSince, spellFailures, failingSince, recoveredAt, lastAttemptAt, seconds: kept };
 }
 
 /** The health at `now`. */
@@ -74,13 +91,15 @@ export function healthAt(ledger: HealthLedger, now: number): EndpointHealth {
     attempts += s.attempts;
     failures += s.failures;
   }
+  // a spell that goes on without further attempts turns into failing by time alone
+  const failingSince = ledger.failingSince ?? (ledger.spellSince !== null && now - ledger.spellSince >= FAILING_AFTER_MS ? ledger.spellSince : null);
   const state: EndpointHealthState =
-    ledger.failingSince !== null ? 'failing' : ledger.recoveredAt !== null && now - ledger.recoveredAt < RECOVERY_MS ? 'recovering' : 'healthy';
+    failingSince !== null ? 'failing' : ledger.recoveredAt !== null && now - ledger.recoveredAt < RECOVERY_MS ? 'recovering' : 'healthy';
   return {
     state,
     failureRate: attempts === 0 ? 0 : failures / attempts,
     attemptsLastMinute: attempts,
-    failingSince: ledger.failingSince,
+    failingSince,
     recoveredAt: ledger.recoveredAt,
     lastAttemptAt: ledger.lastAttemptAt,
   };

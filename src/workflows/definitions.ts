@@ -49,11 +49,11 @@ export const stopSubscriptionUpdate = defineUpdate<SubscriptionStatus, [reason: 
 /** Sent by each worker about once a second: the attempts it made to the endpoint, and the retries its budget held back. */
 export const endpointReportSignal = defineSignal<[EndpointReport]>('report');
 
-/** An endpoint's health, failure rate, workers retrying to it and downtime totals. */
-export const endpointStatusQuery = defineQuery<EndpointStatus>('status');
+/** An endpoint's health, failure rate, workers retrying to it and downtime totals, as of a time (the caller's clock). */
+export const endpointStatusQuery = defineQuery<EndpointStatus, [asOf?: number]>('status');
 
 /** The endpoint's downtime periods and totals, as the guide defines downtime, since a time (epoch ms) if given. */
-export const endpointDowntimeQuery = defineQuery<EndpointDowntimeReport, [since?: number]>('downtime');
+export const endpointDowntimeQuery = defineQuery<EndpointDowntimeReport, [since?: number, asOf?: number]>('downtime');
 
 /** Attempts per second (sent, failed), for a plot of the endpoint's timeline. */
 export const endpointTimelineQuery = defineQuery<TimelineBucket[]>('timeline');

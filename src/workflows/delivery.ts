@@ -3,6 +3,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  CancelledFailure,
   TimeoutFailure,
   allHandlersFinished,
   condition,
@@ -72,13 +73,14 @@ const DEFAULT_HISTORY_LIMIT = 4_000;
 const CLASS_OF_TYPE = new Map(Object.entries(FAILURE_TYPES).map(([cls, type]) => [type, cls]));
 /**
  * Retries run as Temporal's own activity retries (activities/retry.ts): no history event per retry.
- * Deliveries recorded before kept a timer and an activity per retry; they replay that way.
+ * Deliveries recorded before kept a timer and an activity per retry: their recorded part replays that way,
+ * and at their next failed attempt they switch to this path, carrying their state.
  */
 export const SERVER_SIDE_RETRIES = 'server-side-retries';
 
 /**
- * One delivery: attempts are activities, waits between them durable timers drawn from the policy with
- * the workflow's deterministic randomness, until an outcome of SPEC §5. Operators read it with the
+ * One delivery: the first attempt is an activity; the retries are one activity that Temporal retries, its
+ * waits drawn from the policy and held on the server (activities/retry.ts), until an outcome of SPEC §5. Operators read it with the
  * `status` query and steer it with the `retryNow`, `pause` and `resume` updates, or cancel it.
  */
 export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<DeliveryResult> {
@@ -249,8 +251,9 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
   const retryOnServer = async (hinted: boolean): Promise<DeliveryResult> => {
     const { retryDelivery } = proxyActivities<Activities>({
       startToCloseTimeout: delivery.target.timeout + ATTEMPT_MARGIN_MS,
-      // every failure says when to come back (nextRetryDelay); these apply only when the worker running an attempt is lost
-      retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: `${Math.max(1_000, delivery.policy.max)}ms` },
+      // every failure says when to come back (nextRetryDelay). This applies only when the worker running an
+      // attempt is lost: the next attempt of the activity comes a second later, counts the lost one, and waits
+      retry: { initialInterval: '1s', backoffCoefficient: 1, maximumInterval: '1s' },
       // an attempt in flight finishes before a pause or a retry-now takes over: its outcome is not lost
       cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
       summary: `retries: ${isMqttTarget(delivery.target) ? `PUBLISH ${delivery.endpoint} ${delivery.target.topic}` : `${delivery.target.method} ${delivery.endpoint}`}`,
@@ -302,15 +305,26 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
           // stopped by an operator: read where the retrying stands, then stop it. An attempt in flight
           // finishes first: its outcome comes back as a value, or as a failure that carries the progress
           stopped = true;
-          seen = await retryProgress(workflowInfo().workflowId);
-          scope.cancel();
+          try {
+            seen = await retryProgress(workflowInfo().workflowId);
+          } catch {
+            // unreadable (no permission to describe, Temporal slow): stop it all the same
+            seen = null;
+          } finally {
+            scope.cancel();
+          }
           end = await running;
         }
       } catch (err) {
-        // the delivery itself was cancelled
-        if (CancellationScope.current().consideredCancelled) throw err;
+        if (stopped) scope.cancel();
+        // an attempt that ended with the stop carries the progress; otherwise what was read before it
+        // (which counts an attempt in flight then: it was heartbeated before it was sent)
         const carried = progressOf(err) ?? (stopped ? seen : null);
-        if (carried) adopt(carried);
+        if (carried && carried.attempts >= attempts) adopt(carried);
+        if (CancellationScope.current().consideredCancelled) {
+          // the delivery itself was cancelled: it ends so, whatever the activity ended with
+          throw isCancellation(err) ? err : new CancelledFailure('the delivery was cancelled');
+        }
         continue;
       }
       adopt(end.progress);

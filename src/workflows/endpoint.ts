@@ -9,19 +9,17 @@ import {
 } from '@temporalio/workflow';
 import { humanDuration } from '../delivery/summary';
 import { endpointDowntimeReport, openEndpointLedger, recordOutcomes, type EndpointLedger, type EndpointLedgerOptions } from '../endpoints/downtime';
-import { healthAt, openHealth, recordHealth, type EndpointHealthState, type HealthLedger } from '../endpoints/health';
+import { FAILING_AFTER_MS, healthAt, openHealth, RECOVERY_MS, recordHealth, type EndpointHealthState, type HealthLedger } from '../endpoints/health';
 import { addToTimeline, type Timeline } from '../endpoints/timeline';
 import type { AttemptOutcome, EndpointStatus } from '../endpoints/types';
 import { EndpointHealth, endpointDowntimeQuery, endpointReportSignal, endpointStatusQuery, endpointTimelineQuery } from './definitions';
 
 /** Reports arrive about once a second from each worker: outcomes older than this are in order, and recorded. */
-export const SETTLE_MS = 2_500;
+export const SETTLE_MS = 3_000;
 /** A worker counts towards an endpoint's budget share while it reported within this time. */
 export const WORKER_TTL_MS = 10_000;
-/** An endpoint workflow nobody reported to for this long, healthy, completes (a new report starts a fresh one). */
+/** An endpoint workflow nobody reported to for this long completes (a new report starts a fresh one). */
 export const IDLE_CLOSE_MS = 30 * 24 * 3600_000;
-/** How often a failing or recovering endpoint looks at the clock when no report comes (its state ages). */
-const REVIEW_MS = 15_000;
 const DEFAULT_HISTORY_LIMIT = 2_000;
 
 export interface EndpointCarried {
@@ -71,8 +69,9 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
     const settling = [...pending].sort((a, b) => a.at - b.at);
     return { ledger: recorded(settling), health: recordHealth(health, settling), timeline: addToTimeline(timeline, settling) };
   };
-  const status = (): EndpointStatus => {
-    const now = Date.now();
+  // a query's Date.now() is the last workflow task's time, maybe days ago: the client passes its own
+  const status = (asOf?: number): EndpointStatus => {
+    const now = asOf ?? Date.now();
     const c = current();
     const h = healthAt(c.health, now);
     const downtime = endpointDowntimeReport(c.ledger, now);
@@ -106,7 +105,7 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
     reported = true;
   });
   setHandler(endpointStatusQuery, status);
-  setHandler(endpointDowntimeQuery, (since?: number) => endpointDowntimeReport(current().ledger, Date.now(), since));
+  setHandler(endpointDowntimeQuery, (since?: number, asOf?: number) => endpointDowntimeReport(current().ledger, asOf ?? Date.now(), since));
   setHandler(endpointTimelineQuery, () => current().timeline);
 
   for (;;) {
@@ -139,10 +138,18 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
       });
     }
 
-    const wait = pending.length ? SETTLE_MS : h.state !== 'healthy' ? REVIEW_MS : IDLE_CLOSE_MS - (now - lastReportAt);
-    const woken = await condition(() => reported, Math.max(1, wait));
+    // wake for the next report, or when something changes by time alone: outcomes settle, a spell turns
+    // into failing, recovering turns healthy, or nobody has reported for IDLE_CLOSE_MS
+    const idleEnds = lastReportAt + IDLE_CLOSE_MS;
+    const changes = [
+      pending.length ? now + SETTLE_MS : Infinity,
+      health.spellSince !== null && health.failingSince === null ? health.spellSince + FAILING_AFTER_MS : Infinity,
+      h.state === 'recovering' && h.recoveredAt !== null ? h.recoveredAt + RECOVERY_MS : Infinity,
+      idleEnds,
+    ];
+    const woken = await condition(() => reported, Math.max(1, Math.min(...changes) - now));
     reported = false;
-    if (!woken && pending.length === 0 && h.state === 'healthy' && Date.now() - lastReportAt >= IDLE_CLOSE_MS) return status();
+    if (!woken && pending.length === 0 && Date.now() >= idleEnds) return status();
   }
 }
 

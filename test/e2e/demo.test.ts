@@ -39,4 +39,6 @@ test('dev --demo starts Temporal with its UI and a worker, and delivers the demo
     'door-3:exhausted:4',
     'valve-1:delivered:2',
   ]);
+  // the worker reported every one of those 13 attempts to the endpoint's workflow
+  expect(stdout).toMatch(/^endpoint 127\.0\.0\.1:\d+: (healthy|failing|recovering), 13 attempts in the last minute/m);
 }, 120_000);

@@ -90,9 +90,12 @@ describe('endpoint downtime, as the guide defines it', () => {
   });
 
   test('times that go backwards are clamped: a spell never has a negative duration', () => {
+    // successes reported late, from before the failure: they do not end the spell that began after them
     const l = ledgerOf([server(50), ok(45), ok(10)], 20);
     expect(l.lastAt).toBe(s(50));
-    expect(endpointDowntimeReport(l, s(60))).toMatchObject({ glitches: 1, totalMs: 0, current: null });
+    expect(endpointDowntimeReport(l, s(60))).toMatchObject({ glitches: 0, totalMs: 0, current: { since: iso(50), durationMs: 10_000 } });
+    // a failure reported late, from before a success: it opens no spell that nothing would close
+    expect(endpointDowntimeReport(ledgerOf([ok(100), server(99)], 20), s(200))).toMatchObject({ current: null, totalMs: 0 });
     // before the ledger opened
     expect(endpointDowntimeReport(ledgerOf([server(5)], 20), s(30)).current).toMatchObject({ since: iso(20), durationMs: 10_000 });
     // a report at a `now` before the spell began

@@ -22,3 +22,14 @@ test('a client error is the endpoint answering: not a failure of the endpoint', 
   const h = recordHealth(openHealth(), [refused(0), refused(1)]);
   expect(healthAt(h, T0 + 2_000)).toMatchObject({ state: 'healthy', failureRate: 0, attemptsLastMinute: 2 });
 });
+
+test('one failure among successes is a glitch, not a state; a late report changes counts, not states', () => {
+  let h = recordHealth(openHealth(), [ok(0), down(1), ok(2)]);
+  expect(healthAt(h, T0 + 3_000)).toMatchObject({ state: 'healthy', failingSince: null, recoveredAt: null, attemptsLastMinute: 3 });
+  h = recordHealth(h, [ok(10), down(9)]);
+  expect(healthAt(h, T0 + 11_000)).toMatchObject({ state: 'healthy', attemptsLastMinute: 5 });
+  // one failure with nothing after it: failing once it has lasted 5 s
+  h = recordHealth(h, [down(20)]);
+  expect(healthAt(h, T0 + 21_000).state).toBe('healthy');
+  expect(healthAt(h, T0 + 26_000)).toMatchObject({ state: 'failing', failingSince: T0 + 20_000 });
+});

@@ -42,6 +42,13 @@ describe('the retry budget (GCRA per endpoint)', () => {
     expect(budget.admit('e', T0 + 100)).toEqual({ now: true });
   });
 
+  test("a slot after the delivery's expiry is told, not taken: the next retry gets it", () => {
+    const budget = new RetryBudget({ perSecond: 1, burst: 1 });
+    expect(budget.acquire('e', T0)).toEqual({ now: true });
+    expect(budget.acquire('e', T0, 1, T0 + 500)).toEqual({ now: false, at: T0 + 1_000 });
+    expect(budget.acquire('e', T0)).toEqual({ now: false, at: T0 + 1_000 });
+  });
+
   test('nonsense settings are refused, naming them', () => {
     expect(() => new RetryBudget({ perSecond: 0, burst: 1 })).toThrow(/perSecond/);
     expect(() => new RetryBudget({ perSecond: 1, burst: 0 })).toThrow(/burst/);
