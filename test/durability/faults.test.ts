@@ -51,22 +51,29 @@ const executions = async (client: Harness['client'], workflowId: string) => {
   return n;
 };
 
-test('a worker killed with SIGKILL mid-attempt: the delivery still completes, the receiver sees one message id, one delivery', async () => {
+/**
+ * The worker is killed with SIGKILL while the receiver holds attempt `killed` (accepting it after the worker
+ * is dead: its answer is lost). Attempt 1 is the workflow's own activity; later ones are the retrying
+ * activity's, which heartbeats each attempt before sending it, so the lost one is counted.
+ */
+test.each([
+  { killed: 1, lostAs: { class: 'connection', code: 'timeout', attempt: 1 } },
+  { killed: 2, lostAs: { class: 'connection', code: 'worker-lost', attempt: 2 } },
+])('a worker killed with SIGKILL during attempt $killed: the delivery still completes, the receiver sees one message id, one delivery', async ({ killed, lostAs }) => {
   const taskQueue = `kill-${randomUUID()}`;
   const redeliver = new Redeliver(h.client, { taskQueue });
-  // the first attempt is held at the receiver, which accepts it after the worker is dead: its answer is lost
-  receiver.route('/kill', ({ nth }) => (nth === 1 ? { status: 202, delayMs: 500 } : { status: 202 }));
+  receiver.route(`/kill-${killed}`, ({ nth }) => (nth < killed ? { status: 503 } : nth === killed ? { status: 202, delayMs: 500 } : { status: 202 }));
   const doomed = spawnWorker({ address: server.address, taskQueue });
   await doomed.ready;
-  const input = delivery('/kill', { target: { url: `${receiver.url}/kill`, timeout: '1s' } });
+  const input = delivery(`/kill-${killed}`, { target: { url: `${receiver.url}/kill-${killed}`, timeout: '1s' } });
   const handle = await redeliver.submit(input);
-  await waitFor(async () => receiver.of(input.messageId!).length, (n) => n === 1, 30_000, 'the first attempt at the receiver');
+  await waitFor(async () => receiver.of(input.messageId!).length, (n) => n === killed, 30_000, `attempt ${killed} at the receiver`);
   await doomed.kill('SIGKILL');
   const killedAt = Date.now();
 
-  // another worker takes over. Temporal times the lost attempt out (its timeout + 5 s); the workflow task
-  // that follows first waits for the dead worker's sticky queue (the SDK's stickyQueueScheduleToStartTimeout,
-  // 10 s), then goes to the shared queue, where the new worker retries the attempt
+  // another worker takes over. Temporal times the lost attempt out (its timeout + 5 s); for attempt 1 the
+  // workflow task that follows first waits for the dead worker's sticky queue (the SDK's
+  // stickyQueueScheduleToStartTimeout, 10 s), then goes to the shared queue, where the new worker retries
   const connection = await NativeConnection.connect({ address: server.address });
   const heir = await Worker.create({
     connection,
@@ -76,13 +83,14 @@ test('a worker killed with SIGKILL mid-attempt: the delivery still completes, th
   });
   const result = await heir.runUntil(handle.result()).finally(() => connection.close());
 
-  expect(result).toMatchObject({ outcome: 'delivered', attempts: 2, lastError: { class: 'connection', code: 'timeout', attempt: 1 } });
+  expect(result).toMatchObject({ outcome: 'delivered', attempts: killed + 1, lastError: lostAs });
   const seen = receiver.of(input.messageId!);
-  // the same message twice (a duplicate the receiver can drop by its id), never a different one
-  expect(seen.map((r) => r.attempt)).toEqual([1, 2]);
+  // the same message again (a duplicate the receiver can drop by its id), never a different one; the attempt
+  // numbers go on, the lost one counted
+  expect(seen.map((r) => r.attempt)).toEqual(Array.from({ length: killed + 1 }, (_, i) => i + 1));
   expect(new Set(seen.map((r) => r.body))).toEqual(new Set([JSON.stringify(input.payload)]));
-  expect(seen[1]!.outcome).toBe(202);
-  expect(seen[1]!.at - killedAt).toBeLessThan(1_000 + 5_000 + 10_000 + 3_000);
+  expect(seen[killed]!.outcome).toBe(202);
+  expect(seen[killed]!.at - killedAt).toBeLessThan(1_000 + 5_000 + 10_000 + 3_000);
   await waitFor(() => executions(h.client, handle.deliveryId), (n) => n === 1, 10_000, 'one workflow execution');
   expect((await runsOf(h.client, handle.deliveryId)).length).toBe(1);
 }, 90_000);
