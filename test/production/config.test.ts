@@ -129,9 +129,14 @@ describe("redeliver's variables", () => {
         REDELIVER_LOG_LEVEL: 'info',
         OTEL_TRACES_EXPORTER: 'console',
         OTEL_SERVICE_NAME: 'redeliver-eu',
+        REDELIVER_RETRY_BUDGET: '2.5/s',
+        REDELIVER_RETRY_BUDGET_BURST: '5',
+        REDELIVER_ENDPOINT_HEALTH: 'false',
       }),
     );
     expect(s).toMatchObject({
+      retryBudget: { perSecond: 2.5, burst: 5 },
+      endpointHealth: false,
       taskQueue: 'iot',
       maxConcurrentAttempts: 500,
       maxConcurrentWorkflowTasks: 80,
@@ -164,6 +169,9 @@ describe("redeliver's variables", () => {
           REDELIVER_HEALTH_ADDRESS: 'localhost:99999',
           REDELIVER_LOG_LEVEL: 'LOUD',
           OTEL_TRACES_EXPORTER: 'jaeger',
+          REDELIVER_RETRY_BUDGET: 'lots',
+          REDELIVER_RETRY_BUDGET_BURST: '-1',
+          REDELIVER_ENDPOINT_HEALTH: 'maybe',
         }),
       ),
     );
@@ -176,9 +184,15 @@ describe("redeliver's variables", () => {
       'REDELIVER_LOG_LEVEL: must be one of TRACE, DEBUG, INFO, WARN, ERROR; got "LOUD"',
       'OTEL_TRACES_EXPORTER: must be one of none, console, otlp; got "jaeger"',
       'REDELIVER_MAX_CONCURRENT_WORKFLOW_TASKS: must be a whole number above 0, got "many"',
+      'REDELIVER_RETRY_BUDGET_BURST: must be a whole number above 0, got "-1"',
+      'REDELIVER_RETRY_BUDGET: must be retries per second to one endpoint above 0 (e.g. 10 or 2.5/s), or off; got "lots"',
+      'REDELIVER_ENDPOINT_HEALTH: must be true or false, got "maybe"',
       'REDELIVER_PROMETHEUS_ADDRESS: must be host:port, e.g. 0.0.0.0:9464; got "9464"',
       'REDELIVER_HEALTH_ADDRESS: must be host:port, e.g. 0.0.0.0:8080; got "localhost:99999"',
     ]);
+    // the default, and off
+    expect(workerSettingsFromEnv(env({})).retryBudget).toEqual({ perSecond: 10, burst: 20 });
+    expect(workerSettingsFromEnv(env({ REDELIVER_RETRY_BUDGET: 'off' })).retryBudget).toBeNull();
     expect(problems.join('\n')).not.toContain(KEY_A.slice(0, 20));
   });
 
