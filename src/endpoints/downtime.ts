@@ -149,16 +149,16 @@ export function endpointDowntimeReport(ledger: EndpointLedger, now: number, sinc
 function withFailure(spell: Spell, outcome: AttemptOutcome): Spell {
   return {
     from: spell.from,
-    failures: spell.failures + 1,
+    failures: spell.failures + (outcome.count ?? 1),
     onlyConnection: spell.onlyConnection && outcome.class === 'connection',
-    codes: countCode(spell.codes, outcome.code),
+    codes: countCode(spell.codes, outcome.code, outcome.count ?? 1),
   };
 }
 
-function countCode(codes: CodeCount[], code: string): CodeCount[] {
+function countCode(codes: CodeCount[], code: string, n: number): CodeCount[] {
   const i = codes.findIndex((c) => c.code === code);
-  if (i >= 0) return codes.map((c, j) => (j === i ? { code, count: c.count + 1 } : c));
-  return codes.length < KEPT_CODES ? [...codes, { code, count: 1 }] : codes;
+  if (i >= 0) return codes.map((c, j) => (j === i ? { code, count: c.count + n } : c));
+  return codes.length < KEPT_CODES ? [...codes, { code, count: n }] : codes;
 }
 
 /** The most frequent code, the first seen on a tie. */

@@ -59,9 +59,10 @@ export function recordHealth(ledger: HealthLedger, outcomes: readonly AttemptOut
   for (const o of outcomes) {
     const down = !sendingWasPossible(o);
     const late = lastAttemptAt !== null && o.at < lastAttemptAt;
+    const n = o.count ?? 1;
     if (down && !(late && spellSince === null)) {
       spellSince ??= o.at;
-      spellFailures++;
+      spellFailures += n;
       if (failingSince === null && (spellFailures >= FAILING_AFTER || o.at - spellSince >= FAILING_AFTER_MS)) failingSince = spellSince;
     } else if (!down && spellSince !== null && !(late && o.at < spellSince)) {
       if (failingSince !== null) recoveredAt = o.at;
@@ -72,8 +73,8 @@ export function recordHealth(ledger: HealthLedger, outcomes: readonly AttemptOut
     lastAttemptAt = Math.max(lastAttemptAt ?? o.at, o.at);
     const second = Math.floor(o.at / 1000);
     const bucket = seconds.get(second) ?? { second, attempts: 0, failures: 0 };
-    bucket.attempts++;
-    if (down) bucket.failures++;
+    bucket.attempts += n;
+    if (down) bucket.failures += n;
     seconds.set(second, bucket);
   }
   const newest = lastAttemptAt === null ? 0 : Math.floor(lastAttemptAt / 1000);

@@ -55,7 +55,13 @@ export class EndpointReporter {
 
   attempted(endpoint: string, outcome: AttemptOutcome): void {
     const b = this.buffer(endpoint);
-    b.outcomes.push(outcome);
+    // attempts that end alike within a second travel as one, with a count: reports stay small
+    const last = b.outcomes[b.outcomes.length - 1];
+    if (last && last.ok === outcome.ok && last.code === outcome.code && Math.floor(last.at / 1000) === Math.floor(outcome.at / 1000) && outcome.at >= last.at) {
+      last.count = (last.count ?? 1) + (outcome.count ?? 1);
+      return;
+    }
+    b.outcomes.push({ ...outcome });
     if (b.outcomes.length > MAX_BUFFERED) {
       this.dropped += b.outcomes.length - MAX_BUFFERED;
       b.outcomes.splice(0, b.outcomes.length - MAX_BUFFERED);

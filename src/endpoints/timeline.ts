@@ -32,7 +32,8 @@ function bucketsOf(outcomes: readonly AttemptOutcome[]): TimelineBucket[] {
     if (!Number.isFinite(o.at)) continue;
     const second = Math.floor(o.at / 1000);
     const bucket = bySecond.get(second) ?? { second, ok: 0, failed: 0 };
-    bySecond.set(second, o.ok ? { ...bucket, ok: bucket.ok + 1 } : { ...bucket, failed: bucket.failed + 1 });
+    const n = o.count ?? 1;
+    bySecond.set(second, o.ok ? { ...bucket, ok: bucket.ok + n } : { ...bucket, failed: bucket.failed + n });
   }
   return [...bySecond.values()].sort((a, b) => a.second - b.second);
 }

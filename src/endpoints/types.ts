@@ -13,6 +13,11 @@ export interface AttemptOutcome {
   class: Verdict;
   /** The classifier's stable code: `http-503`, `net-ECONNRESET`, … (`ok` for a success, by convention). */
   code: string;
+  /**
+   * Attempts this stands for (default 1): a worker reports a run of attempts that ended alike within one
+   * second as one, at the first one's time, so a busy endpoint's reports stay small.
+   */
+  count?: number;
 }
 
 /** Attempts at an endpoint in one second (endpoints/timeline.ts): `failed` counts client errors too. */
