@@ -19,7 +19,6 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities, AttemptFailureDetails, HoldFailureDetails, HoldHeartbeat } from '../activities';
-import { FAILURE_TYPES } from '../classify/classify';
 import type { ErrorClass } from '../classify/types';
 import { codeInWords, deliveryDetails, deliverySummary, humanDuration } from '../delivery/summary';
 import type { AttemptError, Delivery } from '../delivery/types';
@@ -48,6 +47,7 @@ import {
   subscribedSignal,
   subscriptionStatusQuery,
 } from './definitions';
+import { ATTEMPT_MARGIN_MS, CLASS_OF_TYPE, failureOf } from './failures';
 
 /** What a run hands to the next when it continues as new; absent on the first run. */
 export interface CarriedSubscription {
@@ -80,10 +80,9 @@ const DEFAULT_HOLD_MS = 24 * 3_600_000;
 /** A worker that stops heartbeating for this long has lost the subscription: the workflow resubscribes elsewhere. */
 const HEARTBEAT_TIMEOUT_MS = 20_000;
 /** Margin over the activity's own bound before Temporal gives up on it (a worker lost mid-call). */
-const MARGIN_MS = 5_000;
+const MARGIN_MS = ATTEMPT_MARGIN_MS;
 const RECENT_COMMANDS = 20;
 const SEEN_REQUEST_IDS = 1_000;
-const CLASS_OF_TYPE = new Map(Object.entries(FAILURE_TYPES).map(([cls, type]) => [type, cls]));
 
 /**
  * One device's command subscription (the Bosch IoT Hub retry guide, "Retry subscribing for commands"):
@@ -392,20 +391,6 @@ export async function commandSubscriptionWorkflow(input: SubscriptionWorkflowInp
   const why = outcome ? reason : (stop ?? 'stopped');
   describe(final, `${final}: ${why}`);
   return { subscriptionId: sub.subscriptionId, outcome: final, reason: why, lastError, commands: { ...counts, queued: queue.length }, downtime: downtimeReport(ledger, Date.now()) };
-}
-
-/** The classification of a failed activity, whatever way it failed. */
-function failureOf(err: unknown, timeoutMs: number): AttemptFailureDetails {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure && cause.type && CLASS_OF_TYPE.has(cause.type)) {
-    const details = cause.details?.[0] as AttemptFailureDetails | undefined;
-    if (details) return details;
-  }
-  if (cause instanceof TimeoutFailure) {
-    return { class: 'connection', retryable: true, code: 'timeout', reason: `the attempt did not finish within ${timeoutMs + MARGIN_MS} ms`, durationMs: timeoutMs + MARGIN_MS };
-  }
-  const message = cause instanceof Error ? cause.message : String(cause);
-  return { class: 'server', retryable: true, code: 'internal-error', reason: `the attempt failed inside the worker: ${message}`, durationMs: 0 };
 }
 
 /** A failed hold: when the subscription was lost comes from the activity, or its last heartbeat when its worker was lost. */

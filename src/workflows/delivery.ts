@@ -4,7 +4,6 @@ import {
   ApplicationFailure,
   CancellationScope,
   CancelledFailure,
-  TimeoutFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -20,7 +19,6 @@ import {
 import type { Activities, AttemptFailureDetails } from '../activities';
 import type { RetryEnd, RetryProgress } from '../activities/retry';
 import type { ErrorClass } from '../classify/types';
-import { FAILURE_TYPES } from '../classify/classify';
 import { expiresAt, humanDuration, waitingSummary } from '../delivery/summary';
 import {
   isMqttTarget,
@@ -33,6 +31,7 @@ import {
   type Outcome,
 } from '../delivery/types';
 import { nextDelay } from '../policy/backoff';
+import { ATTEMPT_MARGIN_MS, failureOf } from './failures';
 import {
   Attempts,
   DeliveryState,
@@ -66,11 +65,8 @@ export interface DeliveryWorkflowInput {
   historyLimit?: number;
 }
 
-/** Margin over the transport's own timeout before Temporal gives up on an attempt (a worker lost mid-attempt). */
-const ATTEMPT_MARGIN_MS = 5_000;
 const ATTEMPT_LOG_SIZE = 20;
 const DEFAULT_HISTORY_LIMIT = 4_000;
-const CLASS_OF_TYPE = new Map(Object.entries(FAILURE_TYPES).map(([cls, type]) => [type, cls]));
 /**
  * Retries run as Temporal's own activity retries (activities/retry.ts): no history event per retry.
  * Deliveries recorded before kept a timer and an activity per retry: their recorded part replays that way,
@@ -432,20 +428,4 @@ function progressOf(err: unknown): RetryProgress | null {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (!(cause instanceof ApplicationFailure)) return null;
   return (cause.details?.[1] as RetryProgress | undefined) ?? null;
-}
-
-/** The classification of a failed attempt, whatever way it failed. */
-function failureOf(err: unknown, timeoutMs: number): AttemptFailureDetails {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure && cause.type && CLASS_OF_TYPE.has(cause.type)) {
-    const details = cause.details?.[0] as AttemptFailureDetails | undefined;
-    if (details) return details;
-  }
-  if (cause instanceof TimeoutFailure) {
-    // the worker running the attempt was lost, or the transport hung past its own timeout
-    return { class: 'connection', retryable: true, code: 'timeout', reason: `the attempt did not finish within ${timeoutMs + ATTEMPT_MARGIN_MS} ms`, durationMs: timeoutMs + ATTEMPT_MARGIN_MS };
-  }
-  // an unexpected error inside the activity: retry with backoff rather than lose the message
-  const message = cause instanceof Error ? cause.message : String(cause);
-  return { class: 'server', retryable: true, code: 'internal-error', reason: `the attempt failed inside the worker: ${message}`, durationMs: 0 };
 }
