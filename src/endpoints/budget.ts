@@ -71,11 +71,6 @@ export class RetryBudget {
     return at <= now ? { now: true } : { now: false, at };
   }
 
-  /** Slots reserved ahead for `endpoint` at `now`: how far the queue of waiting retries reaches (ms). */
-  backlogMs(endpoint: string, now: number): number {
-    return Math.max(0, (this.next.get(endpoint) ?? now) - now);
-  }
-
   /** Forgets endpoints whose reservations have all passed (a long-running worker sees many endpoints). */
   prune(now: number): void {
     for (const cells of [this.next, this.sent]) for (const [endpoint, tat] of cells) if (tat < now) cells.delete(endpoint);
