@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   Client,
   Connection,
@@ -7,16 +7,19 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   CancelledFailure,
+  type WorkflowExecutionDescription,
   type WorkflowExecutionInfo,
   type WorkflowHandle,
 } from '@temporalio/client';
+import { InternalWorkflowStartOptionsSymbol } from '@temporalio/client/lib/internal';
 import { InvalidInputError } from './errors';
 import { ConfigError } from './config/errors';
 import { clientSettingsFromEnv, DEFAULT_TASK_QUEUE } from './config/settings';
-import { encryptingDataConverter } from './encryption/data-converter';
+import { AesGcmPayloadCodec, isEncryptedValue, type EncryptedValue } from './encryption/codec';
+import { encryptingDataConverter, keylessDataConverter } from './encryption/data-converter';
 import type { KeyRing } from './encryption/keys';
 import { clientTracingInterceptor } from './telemetry/tracing';
-import { validateDelivery, type ValidateOptions } from './delivery/validate';
+import { validateDeliveries, validateDelivery, type ValidateOptions } from './delivery/validate';
 import { retryProgressOf } from './activities/progress';
 import type { RetryProgress } from './activities/retry';
 import { deliveryDetails, deliverySummary, humanDuration, waitingSummary } from './delivery/summary';
@@ -76,7 +79,7 @@ export class Redeliver {
     this.taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
     // with keys configured, a client without them would store message bodies in plain text
     const keysConfigured = !!(process.env.REDELIVER_ENCRYPTION_KEYS?.trim() || process.env.REDELIVER_ENCRYPTION_KEYS_FILE?.trim());
-    if (keysConfigured && client.options.loadedDataConverter.payloadCodecs.length === 0) {
+    if (keysConfigured && !client.options.loadedDataConverter.payloadCodecs.some((c) => c instanceof AesGcmPayloadCodec)) {
       throw new ConfigError([
         { variable: 'REDELIVER_ENCRYPTION_KEYS', message: 'is set, but this Client has no payload codec: create it with `dataConverter: encryptingDataConverter(keys)`, or use Redeliver.connect()' },
       ]);
@@ -99,7 +102,8 @@ export class Redeliver {
     const client = new Client({
       connection,
       namespace,
-      ...(keys && { dataConverter: encryptingDataConverter(keys) }),
+      // without keys, what is encrypted reads as such instead of failing (list, status, dead letters)
+      dataConverter: keys ? encryptingDataConverter(keys) : keylessDataConverter(),
       ...(tracing && { interceptors: { workflow: [clientTracingInterceptor()] } }),
     });
     return new Redeliver(client, { ...options, namespace });
@@ -138,14 +142,19 @@ export class Redeliver {
     }
   }
 
-  private async start(delivery: Delivery, reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE', redriveOf?: string): Promise<DeliveryHandle> {
-    const handle = await this.client.workflow.start<typeof deliveryWorkflow>('deliveryWorkflow', {
+  private async start(delivery: Delivery, reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE', redrive?: Redrive): Promise<DeliveryHandle> {
+    return new DeliveryHandle(await this.startRun(delivery, reuse, redrive), true);
+  }
+
+  private async startRun(delivery: Delivery, reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE', redrive?: Redrive) {
+    const redriveOf = redrive?.of;
+    return this.client.workflow.start<typeof deliveryWorkflow>('deliveryWorkflow', {
       taskQueue: this.taskQueue,
       workflowId: delivery.deliveryId,
       args: [{ delivery, ...(this.options.historyLimit && { historyLimit: this.options.historyLimit }) }],
       // a finished delivery keeps its id: resubmitting returns it instead of sending again
       workflowIdReusePolicy: reuse,
-      memo: { fingerprint: fingerprintOf(delivery), delivery: facts(delivery), ...(redriveOf && { redriveOf }) },
+      memo: { fingerprint: fingerprintOf(delivery), delivery: facts(delivery), ...(redrive && { redriveOf, redriveToken: redrive.token }) },
       staticSummary: deliverySummary(delivery) + (redriveOf ? ' (redriven)' : ''),
       staticDetails: deliveryDetails(delivery),
       typedSearchAttributes: [
@@ -156,22 +165,14 @@ export class Redeliver {
         { key: Device, value: delivery.device },
         { key: Attempts, value: 0 },
       ],
+      // a redrive's start is deduplicated by the server against the dead letter's run (see redriveRequestId)
+      ...(redrive && { [InternalWorkflowStartOptionsSymbol]: { requestId: redriveRequestId(redrive.of) } }),
     });
-    return new DeliveryHandle(handle, true);
   }
 
   /** Submits many; every input is validated before the first is started, so bad input starts nothing. */
   async submitMany(inputs: DeliveryInput[], onProgress?: (done: number) => void, concurrency = 16): Promise<DeliveryHandle[]> {
-    const problems = [];
-    for (const [i, input] of inputs.entries()) {
-      try {
-        this.validate(input);
-      } catch (err) {
-        if (!(err instanceof InvalidInputError)) throw err;
-        problems.push(...err.problems.map((p) => ({ field: `[${i}].${p.field}`, message: p.message })));
-      }
-    }
-    if (problems.length) throw new InvalidInputError(problems, 'deliveries');
+    validateDeliveries(inputs, this.options);
     const handles: DeliveryHandle[] = new Array(inputs.length);
     let next = 0;
     let done = 0;
@@ -249,56 +250,73 @@ export class Redeliver {
 
   /**
    * Redrives a dead letter: a new run of the same delivery id with the same message, target and policy,
-   * counting attempts and age afresh, so the chain of runs is visible in the UI. A delivery that is
-   * running again already is returned as it is (`created: false`).
+   * counting attempts and age afresh, so the chain of runs is visible in the UI. One dead letter gets one
+   * new run, whoever asks and however many ask at once (see redriveRequestId): `created` says whether this
+   * call started it (false: the delivery is running again, or was redriven already). With `runId`, only
+   * that run of the delivery is redriven: a delivery that has a newer run was redriven already.
    */
-  async redrive(deliveryId: string): Promise<DeliveryHandle> {
+  async redrive(deliveryId: string, options: { runId?: string } = {}): Promise<DeliveryHandle> {
     const handle = this.client.workflow.getHandle<typeof deliveryWorkflow>(deliveryId);
     const description = await handle.describe();
-    if (description.status.name === 'RUNNING') return new DeliveryHandle(handle, false);
+    if (description.status.name === 'RUNNING' || (options.runId !== undefined && description.runId !== options.runId)) {
+      return new DeliveryHandle(handle, false);
+    }
     const state = description.typedSearchAttributes.get(DeliveryState);
     if (!DEAD_LETTER_STATES.includes(state as DeadLetterState)) {
       throw new DeliveryControlError(deliveryId, `only dead letters can be redriven; this delivery is ${state ?? description.status.name.toLowerCase()}`);
     }
-    const { message } = await handle.result();
+    const { message } = await this.client.workflow.getHandle<typeof deliveryWorkflow>(deliveryId, description.runId).result();
     if (!message) throw new DeliveryControlError(deliveryId, 'the dead letter has no message to redrive');
     const now = Date.now();
     if (message.policy.deadline !== null && message.policy.deadline <= now) {
       throw new DeliveryControlError(deliveryId, `its deadline ${new Date(message.policy.deadline).toISOString()} has passed`);
     }
+    const redrive = { of: description.runId, token: randomUUID() };
     try {
-      return await this.start({ ...message, submittedAt: now }, 'ALLOW_DUPLICATE', description.runId);
+      const started = await this.startRun({ ...message, submittedAt: now }, 'ALLOW_DUPLICATE', redrive);
+      // a start deduplicated by its request id gets the run an earlier one made: ours only if it has our token
+      const run = await this.client.workflow.getHandle(deliveryId, started.firstExecutionRunId).describe();
+      return new DeliveryHandle(started, (run.memo as Partial<Memo> | undefined)?.redriveToken === redrive.token);
     } catch (err) {
-      // redriven by someone else in the meantime
+      // running again: redriven by someone else in the meantime
       if (err instanceof WorkflowExecutionAlreadyStartedError) return new DeliveryHandle(handle, false);
       throw err;
     }
   }
 
-  /** Redrives every dead letter matching a filter, a few at a time; failures are reported, not thrown. */
+  /**
+   * Redrives every dead letter matching a filter, a few at a time; failures are reported, not thrown.
+   * `redriven`: the deliveries this call started again; `alreadyRedriven`: those running again or redriven
+   * by someone else (another call beside this one, or before it); `failed`: with the reason.
+   */
   async redriveAll(
     filter: Parameters<Redeliver['deadLetters']>[0] = {},
     options: { concurrency?: number; onProgress?: (done: number, total: number) => void } = {},
-  ): Promise<{ redriven: string[]; failed: { deliveryId: string; error: string }[] }> {
-    const ids: string[] = [];
-    for await (const letter of this.deadLetters(filter)) ids.push(letter.deliveryId);
-    const redriven: string[] = [];
-    const failed: { deliveryId: string; error: string }[] = [];
+  ): Promise<RedriveReport> {
+    // visibility lists every run that ended as a dead letter; only a delivery's latest one can still be redriven
+    const latest = new Map<string, DeliverySummary>();
+    for await (const letter of this.deadLetters(filter)) {
+      const seen = latest.get(letter.deliveryId);
+      if (!seen || seen.startedAt < letter.startedAt) latest.set(letter.deliveryId, letter);
+    }
+    const letters = [...latest.values()];
+    const report: RedriveReport = { redriven: [], alreadyRedriven: [], failed: [] };
     let next = 0;
+    let done = 0;
     const worker = async () => {
-      while (next < ids.length) {
-        const deliveryId = ids[next++]!;
+      while (next < letters.length) {
+        const { deliveryId, runId } = letters[next++]!;
         try {
-          await this.redrive(deliveryId);
-          redriven.push(deliveryId);
+          const handle = await this.redrive(deliveryId, { runId });
+          (handle.created ? report.redriven : report.alreadyRedriven).push(deliveryId);
         } catch (err) {
-          failed.push({ deliveryId, error: err instanceof Error ? err.message : String(err) });
+          report.failed.push({ deliveryId, error: err instanceof Error ? err.message : String(err) });
         }
-        options.onProgress?.(redriven.length + failed.length, ids.length);
+        options.onProgress?.(++done, letters.length);
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 16) }, worker));
-    return { redriven, failed };
+    return report;
   }
 
   /** A handle on an existing delivery by its id (`delivery/<tenant>/<device>/<messageId>`). */
@@ -323,12 +341,14 @@ export class DeliveryHandle {
     const description = await this.workflow.describe();
     if (description.status.name === 'RUNNING') {
       const status = await this.workflow.query(statusQuery);
+      if (isEncryptedValue(status)) return encryptedStatus(this.deliveryId, description, status);
       // while Temporal retries the delivery, its progress is in the retrying activity, not the workflow
       const progress = status.state === 'waiting' ? await retryProgressOf(this.workflow.client.options.loadedDataConverter, description) : null;
       return progress && progress.attempts >= status.attempts ? withProgress(status, progress) : status;
     }
     // a closed delivery: its result says it all (no worker needed)
     const result = await this.result();
+    if (result.encrypted) return encryptedStatus(this.deliveryId, description, { $encrypted: result.encrypted });
     return {
       deliveryId: this.deliveryId,
       ...(description.memo as unknown as Memo).delivery,
@@ -347,13 +367,14 @@ export class DeliveryHandle {
   /** Waits for the outcome. A cancelled delivery resolves to outcome `cancelled`. */
   async result(): Promise<DeliveryResult> {
     try {
-      return await this.workflow.result();
+      const result = await this.workflow.result();
+      return isEncryptedValue(result) ? encryptedResult(this.deliveryId, await this.workflow.describe(), result) : result;
     } catch (err) {
       if (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure) {
         const description = await this.workflow.describe();
         return {
           deliveryId: this.deliveryId,
-          messageId: (description.memo as unknown as Memo).delivery.messageId,
+          messageId: idParts(this.deliveryId).messageId,
           outcome: 'cancelled',
           attempts: description.typedSearchAttributes.get(Attempts) ?? 0,
           firstAttemptAt: null,
@@ -384,14 +405,19 @@ export class DeliveryHandle {
     return this.control(() => this.workflow.executeUpdate(resumeUpdate));
   }
 
-  /** Cancels the delivery: no further attempt is made; the outcome is `cancelled`. */
-  async cancel(): Promise<void> {
+  /**
+   * Cancels the delivery: no further attempt is made; the outcome is `cancelled`. Resolves once it has
+   * ended (an attempt in flight finishes first), with its status: the attempts the endpoint saw.
+   */
+  async cancel(): Promise<DeliveryStatus> {
     await this.control(async () => {
       // Temporal accepts a cancel request for a closed workflow silently; say that it has ended instead
       if ((await this.workflow.describe()).status.name !== 'RUNNING') throw new Error('closed');
       await this.workflow.cancel();
       return undefined;
     });
+    await this.result();
+    return this.status();
   }
 
   /** Runs a control, turning "refused" and "already ended" into a DeliveryControlError that says why. */
@@ -458,6 +484,8 @@ export interface DeliverySummary {
   lastErrorClass: string | undefined;
   startedAt: string;
   closedAt: string | null;
+  /** Set when its memo is encrypted and this process has no key to read it: the rest of the row is in the clear. */
+  encrypted?: true;
 }
 
 function summaryOf(info: WorkflowExecutionInfo): DeliverySummary {
@@ -474,6 +502,42 @@ function summaryOf(info: WorkflowExecutionInfo): DeliverySummary {
     lastErrorClass: sa.get(LastErrorClass),
     startedAt: info.startTime.toISOString(),
     closedAt: info.closeTime ? info.closeTime.toISOString() : null,
+    ...(isEncryptedValue(info.memo?.delivery) && { encrypted: true as const }),
+  };
+}
+
+/** `delivery/<tenant>/<device>/<messageId>`: what the id alone says (it is never encrypted). */
+function idParts(deliveryId: string): { tenant: string; device: string; messageId: string } {
+  const [, tenant = '', device = '', ...rest] = deliveryId.split('/');
+  return { tenant, device, messageId: rest.join('/') };
+}
+
+/** What a process without the keys can tell of an encrypted delivery: its id, and its search attributes. */
+function inTheClear(deliveryId: string, description: WorkflowExecutionDescription, { $encrypted }: EncryptedValue) {
+  const sa = description.typedSearchAttributes;
+  const id = idParts(deliveryId);
+  const state = (sa.get(DeliveryState) ?? description.status.name.toLowerCase()) as DeliveryStatus['state'];
+  const errorClass = sa.get(LastErrorClass);
+  const words =
+    `${state}${errorClass ? ` (last error class: ${errorClass})` : ''}; its message, target, times and errors are encrypted with key ` +
+    `${$encrypted.keyId ?? '(none named)'}, and this process has no REDELIVER_ENCRYPTION_KEYS to read them`;
+  return { ...id, state, attempts: sa.get(Attempts) ?? 0, kind: sa.get(DeliveryKind), endpoint: sa.get(Endpoint) ?? '', words, encrypted: $encrypted };
+}
+
+function encryptedStatus(deliveryId: string, description: WorkflowExecutionDescription, value: EncryptedValue): DeliveryStatus {
+  const d = inTheClear(deliveryId, description, value);
+  return {
+    deliveryId, messageId: d.messageId, kind: d.kind as DeliveryStatus['kind'], qos: null, tenant: d.tenant, device: d.device, endpoint: d.endpoint,
+    state: d.state, attempts: d.attempts, firstAttemptAt: null, lastAttemptAt: null, nextAttemptAt: null, lastError: null, attemptLog: [],
+    summary: d.words, pause: null, encrypted: d.encrypted,
+  };
+}
+
+function encryptedResult(deliveryId: string, description: WorkflowExecutionDescription, value: EncryptedValue): DeliveryResult {
+  const d = inTheClear(deliveryId, description, value);
+  return {
+    deliveryId, messageId: d.messageId, outcome: d.state as DeliveryResult['outcome'], attempts: d.attempts,
+    firstAttemptAt: null, lastAttemptAt: null, lastError: null, reason: d.words, encrypted: d.encrypted,
   };
 }
 
@@ -481,6 +545,35 @@ function summaryOf(info: WorkflowExecutionInfo): DeliverySummary {
 interface Memo {
   fingerprint: string;
   delivery: ReturnType<typeof facts>;
+  /** A redriven run: the dead letter's run, and the token of the redrive call that started it. */
+  redriveOf?: string;
+  redriveToken?: string;
+}
+
+/** A redrive's start: the dead letter's run, and a token of its own that tells the caller the run it started. */
+interface Redrive {
+  of: string;
+  token: string;
+}
+
+/**
+ * The request id of every redrive of one dead letter. Temporal's server decides a start under the workflow
+ * id's lock, and replaces the current run only if it is still the one it read (compare and set): a start
+ * whose request id made the current run, running or closed, gets that run back instead of a new one; one
+ * that finds another run running is refused. So while the run a redrive started is the delivery's latest,
+ * any other redrive of the same dead letter, before or after it ended, starts nothing.
+ */
+function redriveRequestId(deadLetterRunId: string): string {
+  return `redrive-of-${deadLetterRunId}`;
+}
+
+/** What a bulk redrive did with each dead letter it found. */
+export interface RedriveReport {
+  /** Started again by this call. */
+  redriven: string[];
+  /** Running again, or redriven by someone else (beside this call or before it). */
+  alreadyRedriven: string[];
+  failed: { deliveryId: string; error: string }[];
 }
 
 function facts(d: Delivery) {

@@ -1,5 +1,5 @@
 /** The public library API of redeliver. */
-export { Redeliver, DeliveryHandle, DeliveryControlError, DEFAULT_TASK_QUEUE, type ConnectOptions, type RedeliverOptions } from './client';
+export { Redeliver, DeliveryHandle, DeliveryControlError, DEFAULT_TASK_QUEUE, type ConnectOptions, type RedeliverOptions, type RedriveReport } from './client';
 export { createWorker, runWorker, installRuntime, type RedeliverWorkerOptions } from './worker';
 export { ConfigError, ENVIRONMENT, clientSettingsFromEnv, workerSettingsFromEnv, type ConfigProblem, type ClientSettings, type WorkerSettings } from './config';
 export { AesGcmPayloadCodec, encryptingDataConverter, parseKeyRing, startCodecServer, type KeyRing, type CodecServer, type CodecServerOptions } from './encryption';

@@ -15,6 +15,7 @@ import { tracingFor, workerTracingOptions, type Tracing } from './telemetry/trac
 import { AddressGuard } from './transports/address-guard';
 import { createHttpAgent } from './transports/http';
 import { createMqttPool } from './transports/mqtt';
+import { credentialsFromEnvironment } from './transports/mqtt-credentials';
 
 export interface RedeliverWorkerOptions {
   /** host:port of the Temporal frontend. Default $TEMPORAL_ADDRESS or localhost:7233. */
@@ -77,8 +78,8 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   const keys = options.encryptionKeys === undefined ? settings.encryptionKeys : (options.encryptionKeys ?? undefined);
   const guard = options.allowAddresses === undefined ? settings.allowAddresses : options.allowAddresses instanceof AddressGuard ? options.allowAddresses : AddressGuard.parse(options.allowAddresses, 'allowAddresses');
   const http = createHttpAgent({ allow: guard });
-  // MQTT brokers go through the same SSRF guard; credentials come from the environment (README, "MQTT credentials")
-  const mqtt = createMqttPool({ allow: guard });
+  // MQTT brokers go through the same SSRF guard; credentials come from the environment checked above (README, "MQTT credentials")
+  const mqtt = createMqttPool({ allow: guard, credentials: credentialsFromEnvironment(options.env ?? process.env) });
   const connection =
     options.connection ?? (await NativeConnection.connect({ ...settings.temporal.connectionOptions, ...(options.address && { address: options.address }) }));
   const tracingOptions = tracing ? workerTracingOptions(tracing, { bundling: !workflowBundlePath }) : undefined;

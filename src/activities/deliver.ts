@@ -2,9 +2,9 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import type { Dispatcher } from 'undici';
 import { classify, FAILURE_TYPES, type Classification } from '../classify';
 import { mqttQos } from '../delivery/summary';
-import { isMqttTarget, type Delivery, type MqttTarget } from '../delivery/types';
+import { isMqttTarget, type Delivery, type HttpTarget, type MqttTarget } from '../delivery/types';
 import type { AttemptOutcome } from '../endpoints/types';
-import { sendHttp } from '../transports/http';
+import { sendHttp, type HttpRequest } from '../transports/http';
 import { createMqttPool, type MqttPool, type MqttPublish } from '../transports/mqtt';
 
 /** What a successful attempt returns to the workflow. */
@@ -30,6 +30,12 @@ export function deliveryHeaders(delivery: Delivery, attempt: number): Record<str
   // Hono's HTTP adapter reads the telemetry QoS from this header
   if (delivery.kind === 'telemetry') headers['qos-level'] = String(delivery.qos);
   return headers;
+}
+
+/** One HTTP attempt of a delivery: pure, so tests can check that whatever submit accepts can be sent. */
+export function httpRequestOf(delivery: Delivery, target: HttpTarget, attempt: number, signal?: AbortSignal): HttpRequest {
+  const headers = deliveryHeaders(delivery, attempt);
+  return { url: target.url, method: target.method, headers, body: delivery.body, timeoutMs: target.timeout, ...(signal && { signal }) };
 }
 
 /**
@@ -99,17 +105,7 @@ export function createAttempt(deps: DeliverDeps) {
     const target = delivery.target;
     const { outcome, durationMs } = isMqttTarget(target)
       ? await mqtt().publish(mqttPublishOf(delivery, target, attempt, cancelled))
-      : await sendHttp(
-          {
-            url: target.url,
-            method: target.method,
-            headers: deliveryHeaders(delivery, attempt),
-            body: delivery.body,
-            timeoutMs: target.timeout,
-            ...(cancelled && { signal: cancelled }),
-          },
-          deps.http,
-        );
+      : await sendHttp(httpRequestOf(delivery, target, attempt, cancelled), deps.http);
     if (cancelled?.aborted) throw handedBack(cancelled.reason, durationMs);
     const at = clock();
     const c = classify(outcome, delivery.overrides, at);
@@ -132,11 +128,14 @@ export function attemptFailure(failure: AttemptFailureDetails, nextRetryDelay?: 
   });
 }
 
-export function createDeliverActivities(deps: DeliverDeps) {
+/** `checkSubmission`: asked before a delivery's first attempt goes out, a refusal ends it (activities/submission-check.ts). */
+export function createDeliverActivities(deps: DeliverDeps, checkSubmission?: () => Promise<AttemptFailureDetails | null>) {
   const attempt = createAttempt(deps);
   return {
     /** One attempt: send, classify, and turn a failure into an ApplicationFailure of its class. */
     async sendAttempt(delivery: Delivery, attemptNumber: number): Promise<AttemptSuccess> {
+      const refused = attemptNumber === 1 ? await checkSubmission?.() : null;
+      if (refused) throw attemptFailure(refused);
       const result = await attempt(delivery, attemptNumber);
       if (result.ok) return { code: result.code, reason: result.reason, durationMs: result.durationMs };
       throw attemptFailure(result);

@@ -5,6 +5,7 @@ import type { EndpointReporter } from '../endpoints/reporter';
 import { createMqttPool, type MqttPool } from '../transports/mqtt';
 import { createAttempt, createDeliverActivities, type AttemptListener } from './deliver';
 import { createProgressActivities } from './progress';
+import { submissionCheck } from './submission-check';
 import { createRetryActivities } from './retry';
 import { createSubscriptionActivities } from './subscription';
 
@@ -25,7 +26,10 @@ export interface ActivityDeps {
   reporter?: EndpointReporter | null;
   /** Hears of every attempt; default the reporter. */
   listener?: AttemptListener;
-  /** A client of the worker's namespace: a paused delivery reads its retrying activity's progress with it. */
+  /**
+   * A client of the worker's namespace, with the worker's data converter: a paused delivery reads its retrying
+   * activity's progress with it, and when it encrypts, a delivery's first attempt checks it was submitted encrypted.
+   */
   client?: Client | null;
 }
 
@@ -36,7 +40,7 @@ export function createActivities(deps: ActivityDeps) {
   const listener = deps.listener ?? reporter ?? undefined;
   const attemptDeps = { http: deps.http, mqtt, ...(listener && { listener }) };
   return {
-    ...createDeliverActivities(attemptDeps),
+    ...createDeliverActivities(attemptDeps, submissionCheck(deps.client ?? null)),
     ...createRetryActivities({
       attempt: createAttempt(attemptDeps),
       budget: deps.budget ?? null,

@@ -7,6 +7,7 @@ import { InvalidInputError } from '../errors';
 import { commandStatusOf, parseCommandTopic } from '../subscription/command';
 import type { CommandSubscription, ReceivedCommand } from '../subscription/types';
 import { responseDelivery } from '../subscription/validate';
+import { attemptDeadline } from '../transports/deadline';
 import { outcomeOfError as httpOutcome } from '../transports/http';
 import type { MqttClient } from 'mqtt';
 import { outcomeOfError as mqttOutcome, type MqttEndpoint, type MqttPool } from '../transports/mqtt';
@@ -192,22 +193,19 @@ export function createSubscriptionActivities(deps: { http: Dispatcher; mqtt: Mqt
         device: sub.device,
         ...(command.requestId !== null && { 'command-request-id': command.requestId }),
       };
-      const signal = AbortSignal.timeout(sub.callback.timeout);
+      // the timeout bounds the whole call, body included, as a delivery's attempt (transports/deadline.ts)
+      const deadline = attemptDeadline(sub.callback.timeout);
       let outcome: TransportOutcome;
       let answer: { body: string; headers: Record<string, string | string[] | undefined>; status: number } | undefined;
       try {
-        const res = await request(sub.callback.url, {
-          method: 'POST',
-          headers,
-          body: command.encoding === 'base64' ? Buffer.from(command.payload, 'base64') : command.payload,
-          dispatcher: deps.http,
-          signal,
-        });
-        const body = await readUpTo(res.body, MAX_RESPONSE_BYTES + 1);
-        answer = { body, headers: res.headers, status: res.statusCode };
-        outcome = { kind: 'http', status: res.statusCode, headers: res.headers, ...(res.statusCode >= 400 && body && { detail: body.slice(0, ERROR_DETAIL_BYTES) }) };
+        const payload = command.encoding === 'base64' ? Buffer.from(command.payload, 'base64') : command.payload;
+        answer = await deadline.race(postCommand(sub.callback.url, headers, payload, deps.http, deadline.signal));
+        const { status, body } = answer;
+        outcome = { kind: 'http', status, headers: answer.headers, ...(status >= 400 && body && { detail: body.slice(0, ERROR_DETAIL_BYTES) }) };
       } catch (err) {
-        outcome = httpOutcome(err, sub.callback.timeout, signal.aborted);
+        outcome = httpOutcome(err, sub.callback.timeout, deadline.signal.aborted);
+      } finally {
+        deadline.clear();
       }
       const durationMs = performance.now() - started;
       const c = classify(outcome);
@@ -260,6 +258,12 @@ function internal(reason: string): Classification {
 function handedBack(reason: unknown, started: number, subscribedAt: number | null): Error {
   if (!(reason instanceof CancelledFailure) || reason.message !== 'WORKER_SHUTDOWN') return reason instanceof Error ? reason : new CancelledFailure(String(reason));
   return holdFailure({ class: 'connection', retryable: true, code: 'worker-shutdown', reason: 'the worker holding the subscription shut down; it is resubscribed' }, started, subscribedAt);
+}
+
+/** One POST of a command to the callback, and its answer (the body up to one byte over the limit). */
+async function postCommand(url: string, headers: Record<string, string>, body: string | Buffer, dispatcher: Dispatcher, signal: AbortSignal) {
+  const res = await request(url, { method: 'POST', headers, body, dispatcher, signal });
+  return { body: await readUpTo(res.body, MAX_RESPONSE_BYTES + 1), headers: res.headers, status: res.statusCode };
 }
 
 /** The body as text, at most `limit` bytes of it (the rest is read and dropped, so the connection can be reused). */

@@ -205,4 +205,11 @@ export const CLASSIFICATION_TABLE: readonly ClassificationRow[] = [
       "The SSRF guard refused the address the worker was about to connect to: loopback, private, link-local, CGNAT, multicast, cloud metadata or reserved, IPv4 or IPv6, checked on the resolved address of every connection (so DNS rebinding does not pass). The worker's `REDELIVER_ALLOW_ADDRESSES` opens ranges.",
     reason: 'the target\'s address {address} is {description} ({range}); the SSRF guard refuses it and nothing was sent. If the endpoint is trusted, allow the range in REDELIVER_ALLOW_ADDRESSES',
   },
+  {
+    code: 'secret-not-bound',
+    class: 'client',
+    meaning:
+      'The target names a secret of the worker (an MQTT credential) that is not bound to it: a secret goes only to the targets its configuration lists (README, "MQTT credentials"), so that a producer cannot have it sent to a server of its own. Refused before connecting.',
+    reason: "the worker's {secret} is not bound to {target}: a secret goes only to the targets its configuration lists, so nothing was sent. {hint}",
+  },
 ];

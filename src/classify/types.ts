@@ -32,7 +32,9 @@ export type TransportOutcome =
   /** The target cannot be sent to at all (an invalid URL, an unsupported scheme). */
   | { kind: 'invalid-target'; message: string }
   /** The SSRF guard refused the address the target resolved to: `range` names it, `description` says it in words. */
-  | { kind: 'blocked-address'; host: string; address: string; range: string; description: string };
+  | { kind: 'blocked-address'; host: string; address: string; range: string; description: string }
+  /** The worker's secret the target names (`MQTT credential "hub-acme"`) is not bound to `target`: nothing was sent. */
+  | { kind: 'unbound-secret'; secret: string; target: string; hint: string };
 
 export interface Classification {
   class: Verdict;

@@ -2,10 +2,11 @@ import type { Command } from 'commander';
 import { DEAD_LETTER_STATES } from '../delivery/filter';
 import { targetInWords } from '../delivery/summary';
 import type { DeliverySummary } from '../client';
+import type { DeliveryResult } from '../delivery/types';
 import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
 import { filterFromFlags, withFilterFlags, type FilterFlags } from './filter-flags';
 import { formatTable, limitOf } from './list';
-import { emit } from './output';
+import { emit, printableFields } from './output';
 
 export function registerDeadLetters(program: Command): void {
   const command = program.command('dead-letters').description('list dead letters (rejected, expired, exhausted, dropped) or show one');
@@ -47,19 +48,24 @@ export function registerDeadLetters(program: Command): void {
       const redeliver = await connect(flags);
       try {
         const result = await redeliver.getHandle(deliveryId).result();
-        emit(!!flags.json, result, () =>
-          [
-            `${result.deliveryId}: ${result.outcome} after ${result.attempts} attempt(s)`,
-            `  reason      ${result.reason}`,
-            result.lastError ? `  last error  ${result.lastError.class} ${result.lastError.code}: ${result.lastError.reason}` : '',
-            `  first       ${result.firstAttemptAt ?? '-'}`,
-            `  last        ${result.lastAttemptAt ?? '-'}`,
-            result.message ? `  target      ${targetInWords(result.message.target)}` : '',
-            result.message ? `  message     ${result.message.contentType}: ${result.message.body.slice(0, 500)}` : '',
-          ].filter(Boolean).join('\n'),
-        );
+        emit(!!flags.json, result, () => formatDeadLetter(printableFields(result)));
       } finally {
         await redeliver.close();
       }
     });
+}
+
+/** A dead letter in words; its fields already printable (the body's newlines escaped, on one line). */
+function formatDeadLetter(result: DeliveryResult): string {
+  return [
+    `${result.deliveryId}: ${result.outcome} after ${result.attempts} attempt(s)`,
+    `  reason      ${result.reason}`,
+    result.lastError ? `  last error  ${result.lastError.class} ${result.lastError.code}: ${result.lastError.reason}` : '',
+    `  first       ${result.firstAttemptAt ?? '-'}`,
+    `  last        ${result.lastAttemptAt ?? '-'}`,
+    result.message ? `  target      ${targetInWords(result.message.target)}` : '',
+    result.message ? `  message     ${result.message.contentType}: ${result.message.body.slice(0, 500)}` : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
 }

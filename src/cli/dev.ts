@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { Redeliver } from '../client';
@@ -7,7 +8,9 @@ import { runDemo } from '../demo/demo';
 import { workerSettingsFromEnv } from '../config/settings';
 import { AesGcmPayloadCodec } from '../encryption/codec';
 import { startCodecServer, type CodecServer } from '../encryption/codec-server';
+import type { KeyRing } from '../encryption/keys';
 import { createWorker, installRuntime, runWorker } from '../worker';
+import { wholeNumberFlag } from './number-flags';
 
 interface DevFlags {
   port: string;
@@ -37,23 +40,15 @@ export function registerDev(program: Command): void {
       const say = (line: string) => process.stdout.write(`${line}\n`);
       const settings = workerSettingsFromEnv();
       // with encryption on, the UI decrypts through a codec server of the same keys
-      let codec: CodecServer | undefined;
-      if (settings.encryptionKeys) {
-        const codecPort = flags.codecPort === undefined ? uiPort + 1 : portNumber('--codec-port', flags.codecPort);
-        codec = await startCodecServer({
-          codec: new AesGcmPayloadCodec(settings.encryptionKeys),
-          port: codecPort,
-          corsOrigins: [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`],
-        });
-        say(`payloads encrypted with key ${settings.encryptionKeys.current.id}; the UI decrypts them through the codec server at ${codec.url}`);
-      }
+      const codec = settings.encryptionKeys ? await startDevCodecServer(settings.encryptionKeys, uiPort, flags.codecPort) : undefined;
+      if (codec) say(`payloads encrypted with key ${settings.encryptionKeys!.current.id}; the UI decrypts them through the codec server at ${codec.server.url}`);
       const server = await startDevServer({
         port,
         uiPort,
         dbFile: flags.db,
         logFile: path.join(path.dirname(path.resolve(flags.db)), 'dev-server.log'),
         log: say,
-        ...(codec && { uiCodecEndpoint: `http://localhost:${new URL(codec.url).port}` }),
+        ...(codec && { uiCodecEndpoint: codec.uiEndpoint }),
       });
       const ui = `http://localhost:${uiPort}/namespaces/default/workflows`;
       say(`Temporal dev server at ${server.address} (state in ${flags.db})`);
@@ -88,13 +83,27 @@ export function registerDev(program: Command): void {
         await running;
       } finally {
         await server.stop();
-        await codec?.close();
+        await codec?.server.close();
       }
     });
 }
 
+/**
+ * The codec server for the dev UI, on loopback, with a token made for this run: the UI has no sign-on to
+ * forward, so the token goes in the codec endpoint's path, which the dev server hands to the UI. Other
+ * pages of the browser, and anything else on the machine that does not read the UI's settings, lack it.
+ */
+async function startDevCodecServer(keys: KeyRing, uiPort: number, codecPort: string | undefined): Promise<{ server: CodecServer; uiEndpoint: string }> {
+  const token = randomBytes(24).toString('base64url');
+  const server = await startCodecServer({
+    codec: new AesGcmPayloadCodec(keys),
+    port: codecPort === undefined ? uiPort + 1 : portNumber('--codec-port', codecPort),
+    token,
+    corsOrigins: [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`],
+  });
+  return { server, uiEndpoint: `http://localhost:${new URL(server.url).port}/${token}` };
+}
+
 function portNumber(flag: string, value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`${flag} must be a port number 1-65535, got ${JSON.stringify(value)}`);
-  return n;
+  return wholeNumberFlag(flag, value, 1, 65535);
 }

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import type { DeliverySummary } from '../client';
 import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
 import { filterFromFlags, withFilterFlags, type FilterFlags } from './filter-flags';
-import { emit } from './output';
+import { wholeNumberFlag } from './number-flags';
+import { emit, printable } from './output';
 
 export function registerList(program: Command): void {
   withConnectionFlags(
@@ -33,15 +34,16 @@ export function registerList(program: Command): void {
 }
 
 export function limitOf(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--limit must be a whole number above 0, got ${JSON.stringify(value)}`);
-  return n;
+  return wholeNumberFlag('--limit', value, 1);
 }
 
 export function formatTable(rows: DeliverySummary[]): string {
   if (rows.length === 0) return 'no deliveries match';
   const header = ['STATE', 'KIND', 'ATTEMPTS', 'LAST ERROR', 'STARTED', 'DELIVERY'];
-  const lines = rows.map((r) => [r.state, r.kind ?? '', String(r.attempts ?? ''), r.lastErrorClass ?? '', r.startedAt.slice(0, 19).replace('T', ' '), r.deliveryId]);
+  // one line per delivery, whatever its id or attributes hold
+  const lines = rows.map((r) =>
+    [r.state, r.kind ?? '', String(r.attempts ?? ''), r.lastErrorClass ?? '', r.startedAt.slice(0, 19).replace('T', ' '), r.deliveryId].map((c) => printable(c)),
+  );
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   return [header, ...lines].map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
 }

@@ -3,6 +3,7 @@ import { DEAD_LETTER_STATES } from '../delivery/filter';
 import { InvalidInputError } from '../errors';
 import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
 import { filterFromFlags, withFilterFlags, type FilterFlags } from './filter-flags';
+import { wholeNumberFlag } from './number-flags';
 import { EXIT, emit } from './output';
 import { progressBar } from './progress';
 
@@ -22,14 +23,16 @@ export function registerRedrive(program: Command): void {
     .addHelpText('after', '\nExamples:\n  $ redeliver redrive delivery/acme/sensor-1/msg-42\n  $ redeliver redrive --all --endpoint ingest.example.com --state expired,exhausted')
     .action(async (deliveryId: string | undefined, flags: FilterFlags & ConnectionFlags & { all?: boolean; concurrency: string; json?: boolean }) => {
       if (!deliveryId === !flags.all) throw new InvalidInputError([{ field: 'deliveryId', message: 'give one delivery id, or --all with filter flags' }], 'flags');
-      const concurrency = Number(flags.concurrency);
-      if (!Number.isInteger(concurrency) || concurrency <= 0) throw new InvalidInputError([{ field: '--concurrency', message: `must be a whole number above 0, got ${JSON.stringify(flags.concurrency)}` }], 'flags');
+      // each redrive in flight is a few requests to Temporal at once: more than a thousand only loads its frontend
+      const concurrency = wholeNumberFlag('--concurrency', flags.concurrency, 1, 1000);
       const filter = flags.all ? filterFromFlags(flags, [...DEAD_LETTER_STATES]) : {};
       const redeliver = await connect(flags);
       try {
         if (deliveryId) {
           const handle = await redeliver.redrive(deliveryId);
-          emit(!!flags.json, { deliveryId, redriven: handle.created }, () => (handle.created ? `redriven ${deliveryId}` : `${deliveryId} is running already`));
+          emit(!!flags.json, { deliveryId, redriven: handle.created }, () =>
+            handle.created ? `redriven ${deliveryId}` : `${deliveryId} was redriven already: it is running again, or has a newer run`,
+          );
           return;
         }
         let bar: ReturnType<typeof progressBar> | undefined;
@@ -41,7 +44,12 @@ export function registerRedrive(program: Command): void {
           },
         });
         bar?.stop();
-        emit(!!flags.json, outcome, () => `redriven ${outcome.redriven.length}, failed ${outcome.failed.length}${outcome.failed.map((f) => `\n  ${f.deliveryId}: ${f.error}`).join('')}`);
+        emit(!!flags.json, outcome, () =>
+          [
+            `redriven ${outcome.redriven.length}, already redriven ${outcome.alreadyRedriven.length}, failed ${outcome.failed.length}`,
+            ...outcome.failed.map((f) => `  ${f.deliveryId}: ${f.error}`),
+          ].join('\n'),
+        );
         if (outcome.failed.length) process.exitCode = EXIT.failure;
       } finally {
         await redeliver.close();

@@ -16,6 +16,7 @@ import {
   type SchedulePreview,
 } from '../policy';
 import { DURATION_TICKS, PALETTE, plotFormat, renderFigure, writePlot, type Rule } from '../plot';
+import { wholeNumber } from './number-flags';
 import { emit } from './output';
 
 interface ScheduleFlags {
@@ -136,14 +137,6 @@ function policyInputOf(flags: ScheduleFlags): BackoffPolicyInput {
 
 /** `maxAttempts` → `--max-attempts`. */
 const flagOf = (field: string) => `--${field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-
-function wholeNumber(problems: Problem[], flag: string, value: string, min: number, max: number): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || n < min || n > max) {
-    problems.push({ field: flag, message: `must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}` });
-  }
-  return n;
-}
 
 type Row = SchedulePreview['attempts'][number] & { latestMs: number | null };
 

@@ -3,6 +3,7 @@ import { InvalidInputError, type Problem } from '../errors';
 import { DURATION_TICKS, PALETTE, plotFormat, renderFigure, writePlot, type LineSeries } from '../plot';
 import { formatDuration, parseDuration, policyProblems } from '../policy';
 import { runExperiment, STRATEGIES, type Strategy, type StrategyResult } from '../simulate';
+import { wholeNumber } from './number-flags';
 import { emit } from './output';
 
 interface SimulateFlags {
@@ -91,14 +92,6 @@ function parseFlags(flags: SimulateFlags) {
   if (problems.length > 0) throw new InvalidInputError(problems, 'flags');
   const ms = (value: string) => parseDuration(value)!;
   return { clients, runs, seed, strategies, baseMs: ms(flags.base), capMs: ms(flags.cap), minMs: ms(flags.min) };
-}
-
-function wholeNumber(problems: Problem[], flag: string, value: string, min: number, max: number): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || n < min || n > max) {
-    problems.push({ field: flag, message: `must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}` });
-  }
-  return n;
 }
 
 /** Ten evenly spaced client counts up to `clients` (every count when fewer than ten). */

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { DeliveryStatus } from '../delivery/types';
 import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
-import { emit } from './output';
+import { emit, printableFields } from './output';
 
 export function registerStatus(program: Command): void {
   withConnectionFlags(
@@ -23,7 +23,9 @@ export function registerStatus(program: Command): void {
     });
 }
 
-export function formatStatus(s: DeliveryStatus): string {
+export function formatStatus(status: DeliveryStatus): string {
+  // what ids and endpoints put in a field stays in it
+  const s = printableFields(status);
   const lines = [
     `${s.deliveryId}`,
     `  ${s.summary}`,

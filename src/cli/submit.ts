@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InvalidInputError } from '../errors';
 import type { DeliveryInput } from '../delivery/types';
+import { validateDeliveries, validateDelivery } from '../delivery/validate';
 import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
 import { emit } from './output';
 import { progressBar } from './progress';
@@ -84,9 +85,9 @@ Examples:
     .action(async (flags: SubmitFlags) => {
       if (flags.file !== undefined) return submitFile(flags);
       const input = inputFromFlags(flags);
+      validateDelivery(input); // bad input is refused (exit 2) before connecting to anything
       const redeliver = await connect(flags);
       try {
-        redeliver.validate(input); // refuse bad input before anything else
         const handle = await redeliver.submit(input);
         if (flags.wait) {
           const result = await handle.result();
@@ -105,9 +106,9 @@ Examples:
 
 async function submitFile(flags: SubmitFlags): Promise<void> {
   const inputs = parseDeliveries(flags.file === '-' ? readFileSync(0, 'utf8') : readFileSync(flags.file!, 'utf8'));
+  validateDeliveries(inputs); // every input, before connecting: bad input starts nothing and draws no bar
   const redeliver = await connect(flags);
   try {
-    // submitMany validates every input first, so bad input starts nothing and draws no bar
     let bar: ReturnType<typeof progressBar> | undefined;
     const handles = await redeliver.submitMany(inputs, (done) => (bar ??= progressBar('submit', inputs.length)).update(done));
     bar?.stop();
@@ -183,6 +184,13 @@ export function inputFromFlags(flags: SubmitFlags): DeliveryInput {
       maxAge: flags.maxAge,
     }).filter(([, v]) => v !== undefined),
   );
+  // a command's response flags on another kind would be refused as "command", which the user never typed
+  if (flags.kind === 'telemetry' || flags.kind === 'event') {
+    const given = { '--request-id': flags.requestId, '--status': flags.status, '--deadline': flags.deadline };
+    for (const [flag, value] of Object.entries(given)) {
+      if (value !== undefined) problems.push({ field: flag, message: `is for command responses (--kind command-response), not ${flags.kind}` });
+    }
+  }
   const command =
     flags.requestId !== undefined || flags.status !== undefined || flags.deadline !== undefined
       ? {

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
 import { filterFromFlags, withFilterFlags, type FilterFlags } from './filter-flags';
+import { wholeNumberFlag } from './number-flags';
+import { printable } from './output';
 
 const ENDED = ['delivered', 'rejected', 'expired', 'exhausted', 'dropped', 'cancelled'];
 
@@ -17,8 +19,8 @@ export function registerWatch(program: Command): void {
   )
     .addHelpText('after', '\nExamples:\n  $ redeliver watch delivery/acme/sensor-1/msg-42\n  $ redeliver watch --state waiting,paused --endpoint ingest.example.com')
     .action(async (deliveryId: string | undefined, flags: FilterFlags & ConnectionFlags & { interval: string; json?: boolean }) => {
-      const interval = Number(flags.interval);
-      if (!Number.isInteger(interval) || interval < 100) throw new Error(`--interval must be a whole number of ms ≥ 100, got ${JSON.stringify(flags.interval)}`);
+      // setTimeout's longest wait: a longer one would fire at once
+      const interval = wholeNumberFlag('--interval', flags.interval, 100, 2 ** 31 - 1);
       const filter = deliveryId ? undefined : filterFromFlags(flags);
       const redeliver = await connect(flags);
       const seen = new Map<string, string>();
@@ -26,7 +28,7 @@ export function registerWatch(program: Command): void {
         const key = JSON.stringify(value);
         if (seen.get(id) === key) return;
         seen.set(id, key);
-        process.stdout.write(flags.json ? `${JSON.stringify(value)}\n` : `${new Date().toISOString().slice(11, 19)} ${line}\n`);
+        process.stdout.write(flags.json ? `${JSON.stringify(value)}\n` : `${new Date().toISOString().slice(11, 19)} ${printable(line)}\n`);
       };
       let stop = false;
       process.once('SIGINT', () => (stop = true));

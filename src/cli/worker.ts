@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { workerSettingsFromEnv } from '../config/settings';
 import { startHealthServer } from '../telemetry/health';
 import { createWorker, installRuntime, runWorker } from '../worker';
+import { wholeNumberFlag } from './number-flags';
 
 export function registerWorker(program: Command): void {
   program
@@ -13,14 +14,15 @@ export function registerWorker(program: Command): void {
     .option('--concurrency <n>', 'attempts in flight at once (default $REDELIVER_MAX_CONCURRENT_ATTEMPTS or 200)')
     .addHelpText('after', '\nExample:\n  $ TEMPORAL_ADDRESS=temporal.internal:7233 redeliver worker --concurrency 500')
     .action(async (flags: { address?: string; namespace?: string; taskQueue?: string; concurrency?: string }) => {
-      // every variable is checked before anything starts, and a bad one is named
+      // every flag and variable is checked before anything starts, and a bad one is named
+      const concurrency = flags.concurrency === undefined ? undefined : wholeNumberFlag('--concurrency', flags.concurrency, 1);
       const settings = workerSettingsFromEnv();
       installRuntime();
       const worker = await createWorker({
         ...(flags.address && { address: flags.address }),
         ...(flags.namespace && { namespace: flags.namespace }),
         ...(flags.taskQueue && { taskQueue: flags.taskQueue }),
-        ...(flags.concurrency && { maxConcurrentAttempts: positiveInt('--concurrency', flags.concurrency) }),
+        ...(concurrency !== undefined && { maxConcurrentAttempts: concurrency }),
       });
       const health = settings.healthAddress ? await startHealthServer(settings.healthAddress, () => worker.getState()) : undefined;
       process.stderr.write(
@@ -36,10 +38,4 @@ export function registerWorker(program: Command): void {
       }
       process.stderr.write('worker stopped\n');
     });
-}
-
-function positiveInt(flag: string, value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${flag} must be a whole number above 0, got ${JSON.stringify(value)}`);
-  return n;
 }

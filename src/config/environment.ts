@@ -40,16 +40,23 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   { name: 'REDELIVER_RETRY_BUDGET_BURST', readBy: ['worker'], meaning: 'retries to one endpoint that may go out at once on top of the rate', default: '`20`' },
   { name: 'REDELIVER_ENDPOINT_HEALTH', readBy: ['worker'], meaning: "report attempts to each endpoint's workflow (health, downtime, the budget's share per worker): `true` / `false`", default: '`true`' },
   { name: 'REDELIVER_ALLOW_ADDRESSES', readBy: ['worker'], meaning: 'SSRF guard allow-list: range names (`loopback`, `private`, `link-local`, `cgnat`, `multicast`, `metadata`, `this-network`, `reserved`), CIDRs or addresses, comma-separated', default: 'none: public addresses only' },
-  { name: 'REDELIVER_MQTT_CREDENTIALS_<NAME>', readBy: ['worker'], meaning: 'the MQTT credential a target names (`credential: "<name>"`), as JSON `{"username": …, "password": …}`; read at connect time', default: 'none' },
-  { name: 'REDELIVER_MQTT_CREDENTIALS_FILE', readBy: ['worker'], meaning: 'a JSON file of MQTT credentials by name, for those without a variable of their own', default: 'none' },
+  {
+    name: 'REDELIVER_MQTT_CREDENTIALS_<NAME>',
+    readBy: ['worker'],
+    meaning:
+      'the MQTT credential a target names (`credential: "<name>"`), as JSON `{"username": …, "password": …, "brokers": ["mqtts://host:8883", …]}`; `brokers` is required: the credential is sent to no other broker. Checked at start, read again at connect time',
+    default: 'none',
+  },
+  { name: 'REDELIVER_MQTT_CREDENTIALS_FILE', readBy: ['worker'], meaning: 'a JSON file of MQTT credentials by name (each with its `brokers`), for those without a variable of their own', default: 'none' },
   { name: 'REDELIVER_WORKFLOW_BUNDLE', readBy: ['worker'], meaning: 'a pre-built workflow bundle (`redeliver bundle`); the image sets it', default: 'none: the worker bundles the workflows at start' },
   { name: 'REDELIVER_PROMETHEUS_ADDRESS', readBy: ['worker'], meaning: "bind address of the SDK's Prometheus endpoint, `host:port` (metrics at `/metrics`)", default: 'none: no metrics' },
   { name: 'REDELIVER_HEALTH_ADDRESS', readBy: ['worker'], meaning: 'bind address of the health endpoint `/healthz` (200 while polling, 503 once stopping)', default: 'none' },
   { name: 'REDELIVER_LOG_LEVEL', readBy: ['worker'], meaning: '`TRACE`, `DEBUG`, `INFO`, `WARN` or `ERROR`', default: '`WARN`' },
   { name: 'OTEL_TRACES_EXPORTER', readBy: ['worker'], meaning: '`none`, `console` or `otlp` (needs an OTLP exporter package installed beside redeliver; reads `OTEL_EXPORTER_OTLP_*`)', default: '`none`' },
   { name: 'OTEL_SERVICE_NAME', readBy: ['worker'], meaning: 'service name on the spans', default: '`redeliver-worker`' },
-  { name: 'REDELIVER_CODEC_AUTHORIZATION', readBy: ['codec-server'], meaning: 'the exact `Authorization` header value every /encode and /decode request must carry', default: 'none: no check' },
-  { name: 'REDELIVER_CODEC_CORS_ORIGINS', readBy: ['codec-server'], meaning: "origins of the Temporal UI allowed to call the codec server from operators' browsers, comma-separated", default: 'none' },
+  { name: 'REDELIVER_CODEC_TOKEN', readBy: ['codec-server'], meaning: 'the secret every /encode and /decode request must carry: `Authorization: Bearer <token>`, or the UI\'s codec endpoint `https://…/<token>`; 16+ of `A-Z a-z 0-9 - _ . ~` (`openssl rand -hex 32`)', default: 'none: required' },
+  { name: 'REDELIVER_CODEC_CORS_ORIGINS', readBy: ['codec-server'], meaning: "origins of the Temporal UI allowed to call the codec server from operators' browsers, comma-separated; other origins are refused", default: 'none' },
+  { name: 'REDELIVER_CODEC_ALLOWED_HOSTS', readBy: ['codec-server'], meaning: 'host names the codec server is reached by (a proxy\'s), comma-separated; a request addressed to any other name is refused (DNS rebinding)', default: '`localhost`, loopback addresses and `--host`' },
 ];
 
 /** Whether `name` is one of the variables above (`TEMPORAL_GRPC_META_<NAME>` stands for a family). */

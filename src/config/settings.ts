@@ -5,6 +5,7 @@ import { DEFAULT_RETRY_BUDGET, type RetryBudgetOptions } from '../endpoints/budg
 import { parseDuration } from '../policy/duration';
 import { TRACES_EXPORTERS, type TracesExporter } from '../telemetry/tracing';
 import { AddressGuard } from '../transports/address-guard';
+import { credentialProblems } from '../transports/mqtt-credentials';
 import { EnvReader, type Environment } from './errors';
 import { readTemporalConnection, type TemporalConnectionConfig } from './temporal';
 
@@ -63,6 +64,9 @@ export function workerSettingsFromEnv(env: Environment = process.env): WorkerSet
   } catch (err) {
     reader.problem('REDELIVER_ALLOW_ADDRESSES', (err as Error).message.replace(/^REDELIVER_ALLOW_ADDRESSES: /, ''));
   }
+
+  // every configured MQTT credential, now: one bound to no broker would otherwise fail only at its first delivery
+  for (const p of credentialProblems(reader.env)) reader.problem(p.variable, p.message);
 
   const workflowBundlePath = reader.string('REDELIVER_WORKFLOW_BUNDLE');
   if (workflowBundlePath !== undefined && !existsSync(workflowBundlePath)) reader.problem('REDELIVER_WORKFLOW_BUNDLE', `no file at ${JSON.stringify(workflowBundlePath)} (build one with \`redeliver bundle --out FILE\`)`);

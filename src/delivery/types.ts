@@ -5,18 +5,25 @@ export type { MessageKind };
 
 /** What a producer submits (validated by `validateDelivery` before anything starts). */
 export interface DeliveryInput {
-  /** Stable message id: the idempotency key, sent with every attempt. Default: a random UUID. */
+  /**
+   * Stable message id: the idempotency key, sent with every attempt. Printable ASCII without whitespace,
+   * `/`, `+`, `#`; at most 160 characters (delivery/limits.ts). Default: a random UUID.
+   */
   messageId?: string;
   kind: MessageKind;
   /** Telemetry only: 0 = at most once, 1 = retried until acknowledged. Default 1. */
   qos?: 0 | 1;
+  /** Tenant and device: as messageId, at most 128 characters each. */
   tenant: string;
   device: string;
   /** An http(s) or mqtt(s) URL, or the full target: HttpTargetInput or MqttTargetInput, by the URL's scheme. */
   target: string | HttpTargetInput | MqttTargetInput;
   /** The message body: a string is sent as is, anything else as JSON. */
   payload: unknown;
-  /** Content type of the body. Default `application/json` for non-strings, `text/plain` for strings. */
+  /**
+   * Content type of the body: a header value, at most 256 characters. Default `application/json` for
+   * non-strings, `text/plain` for strings.
+   */
   contentType?: string;
   /** Command responses: the command's request id and status, and its deadline. */
   command?: { requestId: string; status?: number; deadline?: string | number | Date };
@@ -29,6 +36,10 @@ export interface HttpTargetInput {
   url: string;
   /** Default POST. */
   method?: 'POST' | 'PUT' | 'PATCH';
+  /**
+   * At most 64, 8 KiB in all; RFC 9110 names, printable-ASCII values. Not the ones redeliver or the HTTP
+   * client sets (Message-Id, Content-Type, Host, Content-Length, Connection, …: delivery/limits.ts).
+   */
   headers?: Record<string, string>;
   /** Attempt timeout: ms or a duration string. Default 10 s. */
   timeout?: number | string;
@@ -134,7 +145,8 @@ export interface DeliveryStatus {
   deliveryId: string;
   messageId: string;
   kind: MessageKind;
-  qos: 0 | 1;
+  /** null: unknown to a process without the keys (see `encrypted`). */
+  qos: 0 | 1 | null;
   tenant: string;
   device: string;
   endpoint: string;
@@ -150,6 +162,12 @@ export interface DeliveryStatus {
   summary: string;
   /** Set while paused: why, and since when. */
   pause: { reason: string; since: string } | null;
+  /**
+   * Set when this process has no key to read the delivery (it has no REDELIVER_ENCRYPTION_KEYS): the fields
+   * come from what Temporal keeps in the clear (its id and search attributes); times, errors and the attempt
+   * log are then empty, and `summary` says so.
+   */
+  encrypted?: { keyId: string | null };
 }
 
 /** What a finished delivery returns. A dead letter (rejected, expired, exhausted, dropped) keeps its message. */
@@ -165,4 +183,6 @@ export interface DeliveryResult {
   reason: string;
   /** Dead letters only: the whole delivery (message, target, policy), kept for redrive. */
   message?: Delivery;
+  /** Set when this process has no key to read the result: outcome and attempts come from the search attributes. */
+  encrypted?: { keyId: string | null };
 }

@@ -1,25 +1,36 @@
 import { randomUUID } from 'node:crypto';
-import ms from 'ms';
 import { z } from 'zod';
 import { InvalidInputError, type Problem } from '../errors';
 import { STABLE_CODE } from '../classify/classify';
 import { policyProblems, validatePolicy } from '../policy';
+import { parseDuration } from '../policy/duration';
 import type { BackoffPolicyInput } from '../policy/types';
 import type { Delivery, DeliveryInput, MessageKind, MqttTargetInput, Target } from './types';
 import { deliveryIdOf } from './ids';
+import {
+  contentTypeSchema,
+  DELIVERY_HEADERS,
+  headerProblems,
+  idSchema,
+  MAX_CA_BYTES,
+  MAX_MESSAGE_ID_LENGTH,
+  parseTargetUrl,
+  storedSizeProblem,
+} from './limits';
 
 /** Payloads travel inside Temporal's history, whose blobs must stay well below its 2 MB limit. */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
+/**
+ * The whole delivery as stored in its workflow's input (body JSON-escaped, target, headers, policy, …),
+ * by default the payload limit and half again (384 KiB): room for a JSON body's escaped quotes and the
+ * target, under Temporal's 512 KiB blob warning and far under its 2 MB limit, with the delivery stored
+ * again in each attempt's activity input.
+ */
+export function defaultMaxDeliveryBytes(maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES): number {
+  return Math.max(Math.ceil(maxPayloadBytes * 1.5), maxPayloadBytes + 64 * 1024);
+}
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
 const MAX_ATTEMPT_TIMEOUT_MS = 5 * 60_000;
-
-// Ids end up in workflow ids, HTTP headers and MQTT topics: no whitespace, no topic separators or wildcards.
-const name = (what: string) =>
-  z
-    .string({ error: want(`must be a string (the ${what})`) })
-    .min(1, { error: 'must not be empty' })
-    .max(256, { error: 'must be at most 256 characters' })
-    .regex(/^[^\s/+#]*$/, { error: 'must not contain whitespace, "/", "+" or "#"' });
 
 /** An error message that says "is required" when the field is missing. */
 const want = (message: string) => (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : message);
@@ -40,6 +51,25 @@ export const DEFAULT_MQTT_TOPICS: Record<MessageKind, string> = {
 };
 
 const HTTP_FIELDS = ['method', 'headers'] as const;
+const HTTP_USER_INFO = 'send credentials in target.headers (e.g. Authorization)';
+const MQTT_USER_INFO = 'name a credential the worker resolves in target.credential (README, "MQTT credentials")';
+
+/** An mqtts target's TLS settings (a subscription's broker's too). */
+export const tlsSchema = z
+  .object({
+    ca: z
+      .string({ error: 'must be a PEM certificate' })
+      .includes('-----BEGIN CERTIFICATE-----', { error: 'must be a PEM certificate (-----BEGIN CERTIFICATE-----)' })
+      .refine((ca) => Buffer.byteLength(ca) <= MAX_CA_BYTES, {
+        error: (issue) => `is ${Buffer.byteLength(issue.input as string)} bytes, over the limit of ${MAX_CA_BYTES} bytes`,
+      })
+      .optional(),
+    servername: z
+      .string({ error: 'must be a string (the host name to verify)' })
+      .regex(/^[A-Za-z0-9._-]{1,253}$/, { error: 'must be a host name: letters, digits, ".", "-" or "_", at most 253' })
+      .optional(),
+  })
+  .strict();
 const MQTT_FIELDS = ['topic', 'protocolVersion', 'credential', 'tls'] as const;
 
 // one object for both kinds of target: which fields apply is checked against the URL's scheme below
@@ -55,29 +85,23 @@ const targetSchema = z
       .string({ error: 'must be a string (the name of a credential the worker resolves)' })
       .regex(CREDENTIAL_NAME, { error: 'must be a credential name: letters, digits, "_", "." or "-", at most 64 (the worker resolves it; never put the secret here)' })
       .optional(),
-    tls: z
-      .object({
-        ca: z.string({ error: 'must be a PEM certificate' }).includes('-----BEGIN CERTIFICATE-----', { error: 'must be a PEM certificate (-----BEGIN CERTIFICATE-----)' }).optional(),
-        servername: z.string().min(1, { error: 'must not be empty' }).optional(),
-      })
-      .strict()
-      .optional(),
+    tls: tlsSchema.optional(),
   })
   .strict();
 
 const inputSchema = z
   .object({
-    messageId: name('message id').optional(),
+    messageId: idSchema('message id', MAX_MESSAGE_ID_LENGTH).optional(),
     kind: z.enum(['telemetry', 'event', 'command-response'], { error: want('must be one of telemetry, event, command-response') }),
     qos: z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' }).optional(),
-    tenant: name('tenant'),
-    device: name('device'),
+    tenant: idSchema('tenant'),
+    device: idSchema('device'),
     target: z.union([z.string(), targetSchema], { error: want('must be a URL, { url, method?, headers?, timeout? } or { url, topic?, protocolVersion?, credential?, timeout?, tls? }') }),
     payload: z.unknown(),
-    contentType: z.string().min(1, { error: 'must not be empty' }).optional(),
+    contentType: contentTypeSchema.optional(),
     command: z
       .object({
-        requestId: name('command request id'),
+        requestId: idSchema('command request id'),
         status: z.number().int().min(200, { error: 'must be an HTTP-style status code 200-599' }).max(599, { error: 'must be an HTTP-style status code 200-599' }).optional(),
         deadline: z.union([z.string(), z.number(), z.date()]).optional(),
       })
@@ -100,6 +124,8 @@ export interface ValidateOptions {
   now?: number;
   /** Largest accepted body in bytes. Default 256 KiB. */
   maxPayloadBytes?: number;
+  /** Largest accepted delivery as stored in its workflow (body JSON-escaped, target, …). Default 1.5 × maxPayloadBytes (384 KiB). */
+  maxDeliveryBytes?: number;
   /** Allowed URL schemes. Default http, https, mqtt and mqtts. */
   schemes?: string[];
 }
@@ -127,32 +153,14 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
 
   const rawTarget = bad.has('target') ? { url: '' } : typeof input.target === 'string' ? { url: input.target } : input.target;
   // placeholders let one URL template serve many deliveries (Hono: /command/res/{tenant}/{device}/{requestId})
-  const target = { ...rawTarget, url: expandUrl(rawTarget.url, input) } as { url: string; method?: 'POST' | 'PUT' | 'PATCH'; headers?: Record<string, string>; timeout?: number | string } & Omit<MqttTargetInput, 'url' | 'timeout'>;
+  const target = { ...rawTarget, url: expandUrl(rawTarget.url, input, bad) } as { url: string; method?: 'POST' | 'PUT' | 'PATCH'; headers?: Record<string, string>; timeout?: number | string } & Omit<MqttTargetInput, 'url' | 'timeout'>;
   const schemes = options.schemes ?? ['http', 'https', 'mqtt', 'mqtts'];
   const targetField = typeof input.target === 'string' ? 'target' : 'target.url';
-  let url: URL | undefined;
-  let mqttTopic: string | undefined;
-  if (!bad.has('target')) try {
-    url = new URL(target.url);
-    const scheme = url.protocol.replace(/:$/, '');
-    if (!schemes.includes(scheme)) {
-      problems.push({ field: targetField, message: `scheme "${scheme}" is not supported; use ${schemes.join(' or ')}` });
-    }
-    if (scheme === 'mqtt' || scheme === 'mqtts') {
-      const kindForTopic = kind ?? (bad.has('kind') ? undefined : input.kind);
-      mqttTopic = mqttTargetProblems(url, target, input, kindForTopic, targetField, bad, problems);
-    } else {
-      for (const field of MQTT_FIELDS) {
-        if (target[field] !== undefined) problems.push({ field: `target.${field}`, message: 'applies to mqtt:// and mqtts:// targets only' });
-      }
-    }
-  } catch {
-    problems.push({ field: targetField, message: `is not a valid URL: ${JSON.stringify(target.url)}` });
-  }
+  const { url, mqttTopic } = bad.has('target') ? {} : checkTarget(target, input, kind, { field: targetField, schemes, bad }, problems);
   let timeout = DEFAULT_ATTEMPT_TIMEOUT_MS;
   if (target.timeout !== undefined && !bad.has('target')) {
-    const t = typeof target.timeout === 'number' ? target.timeout : ms(target.timeout as Parameters<typeof ms>[0]);
-    if (typeof t !== 'number' || !Number.isFinite(t) || t <= 0 || t > MAX_ATTEMPT_TIMEOUT_MS) {
+    const t = parseDuration(target.timeout);
+    if (t === undefined || t <= 0 || t > MAX_ATTEMPT_TIMEOUT_MS) {
       problems.push({ field: 'target.timeout', message: `must be a duration above 0 and at most 5m, got ${JSON.stringify(target.timeout)}` });
     } else timeout = t;
   }
@@ -176,8 +184,8 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
   }
 
   if (input.payload === undefined && !bad.has('payload')) problems.push({ field: 'payload', message: 'is required' });
-  const body = typeof input.payload === 'string' ? input.payload : JSON.stringify(input.payload ?? null);
-  const bytes = Buffer.byteLength(body ?? '', 'utf8');
+  const body = bodyOf(input.payload, problems);
+  const bytes = Buffer.byteLength(body, 'utf8');
   const maxBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   if (bytes > maxBytes) problems.push({ field: 'payload', message: `is ${bytes} bytes, over the limit of ${maxBytes} bytes` });
 
@@ -197,7 +205,7 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
           timeout,
           tls: target.tls ?? null,
         };
-  return {
+  const delivery: Delivery = {
     deliveryId: deliveryIdOf(input.tenant, input.device, messageId),
     messageId,
     kind,
@@ -213,6 +221,48 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
     overrides: input.overrides ?? {},
     submittedAt: now,
   };
+  // measured on the delivery itself, as its workflow will store it: so only once everything else is right
+  const tooBig = storedSizeProblem({ ...delivery }, options.maxDeliveryBytes ?? defaultMaxDeliveryBytes(maxBytes));
+  if (tooBig) throw new InvalidInputError([tooBig], 'delivery');
+  return delivery;
+}
+
+/** The body as sent: a string as is, anything else as JSON (refused, naming the payload, when it has none). */
+function bodyOf(payload: unknown, problems: Problem[]): string {
+  if (typeof payload === 'string') return payload;
+  try {
+    const json = JSON.stringify(payload ?? null) as string | undefined;
+    if (json !== undefined) return json;
+    problems.push({ field: 'payload', message: `must be a string or a JSON value, got a ${typeof payload}` });
+  } catch (err) {
+    problems.push({ field: 'payload', message: `cannot be sent as JSON: ${(err as Error).message}` });
+  }
+  return '';
+}
+
+type TargetFields = { url: string; method?: unknown; headers?: Record<string, string> } & Omit<MqttTargetInput, 'url' | 'timeout'>;
+
+/**
+ * Checks the target's URL and the fields that go with its scheme; returns the URL (undefined when it
+ * cannot be used) and, for MQTT, the topic with its placeholders filled in.
+ */
+function checkTarget(
+  target: TargetFields,
+  input: DeliveryInput,
+  kind: MessageKind | undefined,
+  at: { field: string; schemes: string[]; bad: Set<string | undefined> },
+  problems: Problem[],
+): { url?: URL; mqttTopic?: string } {
+  const mqtt = /^\s*mqtts?:/i.test(target.url);
+  const { url, problems: urlProblems } = parseTargetUrl(target.url, at.schemes, mqtt ? MQTT_USER_INFO : HTTP_USER_INFO);
+  problems.push(...urlProblems.map((message) => ({ field: at.field, message })));
+  if (!url) return {};
+  if (mqtt) return { url, mqttTopic: mqttTargetProblems(url, target, input, kind, at, problems) };
+  for (const field of MQTT_FIELDS) {
+    if (target[field] !== undefined) problems.push({ field: `target.${field}`, message: 'applies to mqtt:// and mqtts:// targets only' });
+  }
+  if (target.headers) problems.push(...headerProblems(target.headers, 'target.headers', DELIVERY_HEADERS));
+  return { url };
 }
 
 const PLACEHOLDERS: Record<string, (i: DeliveryInput) => string | undefined> = {
@@ -228,21 +278,16 @@ const PLACEHOLDERS: Record<string, (i: DeliveryInput) => string | undefined> = {
  */
 function mqttTargetProblems(
   url: URL,
-  target: { method?: unknown; headers?: unknown } & Omit<MqttTargetInput, 'url' | 'timeout'>,
+  target: TargetFields,
   input: DeliveryInput,
   kind: MessageKind | undefined,
-  urlField: string,
-  bad: Set<string | undefined>,
+  { field: urlField, bad }: { field: string; bad: Set<string | undefined> },
   problems: Problem[],
 ): string | undefined {
   for (const field of HTTP_FIELDS) {
     if (target[field] !== undefined) problems.push({ field: `target.${field}`, message: 'applies to http:// and https:// targets only' });
   }
-  // never quote the URL here: it may hold a password
-  if (url.username || url.password) {
-    problems.push({ field: urlField, message: 'must not carry a user name or password: name a credential the worker resolves in target.credential (README, "MQTT credentials")' });
-  }
-  if (!url.hostname) problems.push({ field: urlField, message: 'must name the broker: mqtt://host:port' });
+  // the URL's checks (host, user info) are made by parseTargetUrl
   if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) {
     problems.push({ field: urlField, message: 'must be the broker alone (mqtt://host:port), without a path, query or fragment; give the topic in target.topic' });
   }
@@ -263,14 +308,36 @@ function mqttTargetProblems(
   return problems.length === before ? topic : undefined;
 }
 
-function expandUrl(url: string, input: DeliveryInput): string {
+/** Where each placeholder's value comes from: a field found wrong fills nothing in. */
+const PLACEHOLDER_FIELDS: Record<string, string> = { tenant: 'tenant', device: 'device', requestId: 'command', status: 'command' };
+
+function expandUrl(url: string, input: DeliveryInput, bad: Set<string | undefined>): string {
   return url.replace(/\{(tenant|device|requestId|status)\}/g, (whole, key: string) => {
-    const value = PLACEHOLDERS[key]?.(input);
+    const value = bad.has(PLACEHOLDER_FIELDS[key]) ? undefined : PLACEHOLDERS[key]?.(input);
     return value === undefined ? whole : encodeURIComponent(value);
   });
 }
 
 /** zod's issues as problems that name their fields (`what` when the whole input is wrong). */
+/**
+ * Validates many submissions at once; throws one InvalidInputError naming every wrong field as `[i].field`,
+ * so a bulk submit starts nothing when any input is bad.
+ */
+export function validateDeliveries(inputs: readonly unknown[], options: ValidateOptions = {}): Delivery[] {
+  const problems: Problem[] = [];
+  const deliveries: Delivery[] = [];
+  for (const [i, input] of inputs.entries()) {
+    try {
+      deliveries.push(validateDelivery(input, options));
+    } catch (err) {
+      if (!(err instanceof InvalidInputError)) throw err;
+      problems.push(...err.problems.map((p) => ({ field: `[${i}].${p.field}`, message: p.message })));
+    }
+  }
+  if (problems.length) throw new InvalidInputError(problems, 'deliveries');
+  return deliveries;
+}
+
 export function zodProblems(error: { issues: readonly z.core.$ZodIssue[] }, what = '(delivery)', prefix: PropertyKey[] = []): Problem[] {
   const problems: Problem[] = [];
   for (const issue of error.issues) {

@@ -1,25 +1,32 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 
 export interface CodecServerOptions {
   codec: PayloadCodec;
+  /**
+   * The secret every /encode and /decode request must carry, as `Authorization: Bearer <token>` (the
+   * Temporal CLI's `--codec-auth`, a proxy) or as the first segment of the path, `/<token>/decode`: the
+   * Temporal UI's codec endpoint is a URL, and the UI adds an Authorization header only with the access
+   * token of its own sign-on, over https. At least 16 letters, digits, `-`, `_`, `.` or `~`. Required.
+   */
+  token: string;
   /** Interface to listen on. Default 127.0.0.1: an operator's browser or a reverse proxy reaches it, nobody else. */
   host?: string;
   /** Default 8888; 0 picks a free port. */
   port?: number;
   /**
    * Origins whose pages may call the server from a browser: the Temporal UI's, e.g. `http://localhost:8080`.
-   * `*` allows any origin (without credentials). Default none: only non-browser callers (the Temporal CLI).
+   * A request from any other origin is refused. Default none: only non-browser callers (the Temporal CLI).
    */
   corsOrigins?: readonly string[];
   /**
-   * When set, every /encode and /decode request must carry exactly this `Authorization` header value
-   * (the UI sends it with "include cross-origin credentials" / its own access token; the CLI with
-   * `--codec-auth`). Checked in constant time.
+   * Host names requests may be addressed to besides `localhost`, the loopback addresses and the address it
+   * listens on: the names a browser or a proxy reaches it by. Any other `Host` is refused, so that a page
+   * whose own name an attacker re-points at this server (DNS rebinding) cannot use it.
    */
-  authorization?: string;
+  allowedHosts?: readonly string[];
   /** Largest request body, in bytes. Default 8 MiB. */
   maxBodyBytes?: number;
 }
@@ -30,49 +37,48 @@ export interface CodecServer {
   close(): Promise<void>;
 }
 
+/** What a codec token may be: it travels in a URL path too, so nothing that needs escaping. */
+export const CODEC_TOKEN = /^[A-Za-z0-9._~-]{16,256}$/;
+export const CODEC_TOKEN_RULE = 'must be 16 to 256 letters, digits, "-", "_", "." or "~" (e.g. `openssl rand -hex 32`)';
+
 /**
  * A Temporal remote codec server: `POST /encode` and `POST /decode` take and return `{"payloads": [...]}`
- * in protobuf JSON (metadata values and data base64), as the Temporal UI and CLI send them. The UI shows
- * decrypted payloads to whoever can reach this server (and holds the authorization it demands); put it
- * behind your single sign-on for operators who may see message bodies.
+ * in protobuf JSON (metadata values and data base64), as the Temporal UI and CLI send them. Whoever holds
+ * the token reads every message: it is refused to requests without it, to requests addressed to a name
+ * that is not the server's, and to pages of other origins than the UI's.
  */
 export async function startCodecServer(options: CodecServerOptions): Promise<CodecServer> {
-  const origins = new Set(options.corsOrigins ?? []);
+  const guard = requestGuard(options);
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
-  const expected = options.authorization === undefined ? undefined : Buffer.from(options.authorization);
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((err: unknown) => send(res, 500, { message: err instanceof Error ? err.message : String(err) }));
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const origin = req.headers.origin;
-    if (origin && (origins.has(origin) || origins.has('*'))) {
-      res.setHeader('Access-Control-Allow-Origin', origins.has(origin) ? origin : '*');
-      if (origins.has(origin)) res.setHeader('Access-Control-Allow-Credentials', 'true');
-      res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
-      res.setHeader('Access-Control-Allow-Headers', 'Content-Type, X-Namespace, Authorization');
-      res.setHeader('Vary', 'Origin');
-    }
-    const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
-    if (req.method === 'OPTIONS') return send(res, origin && res.hasHeader('Access-Control-Allow-Origin') ? 204 : 403);
+    const refused = guard.refusal(req);
+    if (refused) return send(res, refused.status, { message: refused.message });
+    guard.allowCors(req, res);
+    const { path, authorized } = guard.route(req);
+    if (req.method === 'OPTIONS') return send(res, req.headers.origin ? 204 : 403);
     if (req.method === 'GET' && path === '/health') return send(res, 200, { status: 'ok' });
     if (path !== '/encode' && path !== '/decode') return send(res, 404, { message: 'POST /encode or /decode' });
     if (req.method !== 'POST') return send(res, 405, { message: 'POST only' });
-    if (expected && !authorized(req.headers.authorization, expected)) return send(res, 401, { message: 'missing or wrong Authorization' });
-
-    let body: { payloads?: unknown };
-    try {
-      body = JSON.parse(await readBody(req, maxBody)) as { payloads?: unknown };
-    } catch (err) {
-      return send(res, (err as { status?: number }).status ?? 400, { message: `the body must be {"payloads": [...]}: ${(err as Error).message}` });
+    if (!authorized) {
+      res.setHeader('WWW-Authenticate', 'Bearer');
+      return send(res, 401, { message: 'missing or wrong token: send `Authorization: Bearer <token>` or call /<token>/decode (the token is REDELIVER_CODEC_TOKEN)' });
     }
-    if (!Array.isArray(body.payloads)) return send(res, 400, { message: 'the body must be {"payloads": [...]}' });
+    await convert(req, res, path);
+  }
+
+  async function convert(req: IncomingMessage, res: ServerResponse, path: '/encode' | '/decode'): Promise<void> {
     let payloads: Payload[];
     try {
+      const body = JSON.parse(await readBody(req, maxBody)) as { payloads?: unknown };
+      if (!Array.isArray(body.payloads)) return send(res, 400, { message: 'the body must be {"payloads": [...]}' });
       payloads = body.payloads.map(fromJson);
     } catch (err) {
-      return send(res, 400, { message: (err as Error).message });
+      return send(res, (err as { status?: number }).status ?? 400, { message: `the body must be {"payloads": [...]}: ${(err as Error).message}` });
     }
     try {
       const result = path === '/encode' ? await options.codec.encode(payloads) : await options.codec.decode(payloads);
@@ -90,10 +96,71 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
   const { address, port } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
   return {
-    url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
+    url: `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}`,
     server,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** The checks every request passes before it is served: its Host, its Origin, its token. */
+function requestGuard(options: CodecServerOptions) {
+  if (!CODEC_TOKEN.test(options.token ?? '')) throw new Error(`token: ${CODEC_TOKEN_RULE}`);
+  const origins = new Set((options.corsOrigins ?? []).map(originOf));
+  const listening = options.host && !['0.0.0.0', '::'].includes(options.host) ? [options.host] : [];
+  const hosts = new Set(['localhost', '127.0.0.1', '::1', ...listening, ...(options.allowedHosts ?? [])].map(hostnameOf));
+  const token = digest(options.token);
+  return {
+    refusal(req: IncomingMessage): { status: number; message: string } | undefined {
+      const host = req.headers.host === undefined ? '' : hostnameOf(req.headers.host);
+      if (!hosts.has(host)) {
+        return { status: 403, message: `Host ${JSON.stringify(req.headers.host ?? '')} is not a name of this server (${[...hosts].join(', ')}); add the name it is reached by to REDELIVER_CODEC_ALLOWED_HOSTS` };
+      }
+      const origin = req.headers.origin;
+      if (origin !== undefined && !origins.has(origin)) {
+        return { status: 403, message: `Origin ${JSON.stringify(origin)} may not call this server; allowed: ${[...origins].join(', ') || 'none'} (REDELIVER_CODEC_CORS_ORIGINS)` };
+      }
+      return undefined;
+    },
+    allowCors(req: IncomingMessage, res: ServerResponse): void {
+      const origin = req.headers.origin;
+      if (origin === undefined) return;
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      res.setHeader('Access-Control-Allow-Credentials', 'true');
+      res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
+      res.setHeader('Access-Control-Allow-Headers', 'Content-Type, X-Namespace, Authorization');
+      res.setHeader('Vary', 'Origin');
+    },
+    /** The route without the token in front, and whether the request carried the token (in its path or as a bearer). */
+    route(req: IncomingMessage): { path: string; authorized: boolean } {
+      const raw = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
+      const segments = raw.split('/').filter(Boolean);
+      const inPath = segments.length === 2 && timingSafeEqual(digest(segments[0]!), token);
+      const path = segments.length === 2 ? `/${segments[1]}` : raw;
+      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      return { path, authorized: inPath || (bearer !== undefined && timingSafeEqual(digest(bearer), token)) };
+    },
+  };
+}
+
+/** A host name as a Host header or an option gives it, lower case, without port, brackets or a final dot. */
+function hostnameOf(value: string): string {
+  const v = value.trim().toLowerCase();
+  const name = v.startsWith('[') ? v.slice(1, v.indexOf(']')) : v.split(':').length === 2 ? v.split(':')[0]! : v;
+  return name.replace(/\.$/, '');
+}
+
+function originOf(value: string): string {
+  if (value === '*' || value === 'null') throw new Error(`corsOrigins: ${JSON.stringify(value)} is not an origin; list the Temporal UI's origins, e.g. http://localhost:8080`);
+  try {
+    return new URL(value).origin;
+  } catch {
+    throw new Error(`corsOrigins: ${JSON.stringify(value)} is not an origin such as http://localhost:8080`);
+  }
+}
+
+/** Compared as digests: equal length, so timingSafeEqual says nothing about the token's length either. */
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
 }
 
 interface PayloadJson {
@@ -117,11 +184,6 @@ function toJson(p: Payload): PayloadJson {
     metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? new Uint8Array()).toString('base64')])),
     data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
   };
-}
-
-function authorized(given: string | undefined, expected: Buffer): boolean {
-  const actual = Buffer.from(given ?? '');
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
 function send(res: ServerResponse, status: number, body?: unknown): void {

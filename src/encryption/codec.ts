@@ -64,3 +64,32 @@ export class AesGcmPayloadCodec implements PayloadCodec {
 function text(bytes: Uint8Array | null | undefined): string | undefined {
   return bytes ? Buffer.from(bytes).toString('utf8') : undefined;
 }
+
+/** What a payload this process cannot decrypt reads as: which key it needs, instead of its value. */
+export interface EncryptedValue {
+  $encrypted: { keyId: string | null };
+}
+
+export function isEncryptedValue(value: unknown): value is EncryptedValue {
+  return typeof value === 'object' && value !== null && '$encrypted' in value;
+}
+
+/**
+ * The codec of a process without keys (a client or the CLI): encrypted payloads decode to an
+ * EncryptedValue instead of failing, so what Temporal keeps in the clear (ids, search attributes, times)
+ * can still be read and the rest shown as encrypted. It encodes nothing: without keys, payloads are stored
+ * as they are.
+ */
+export class EncryptedPlaceholderCodec implements PayloadCodec {
+  async encode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads;
+  }
+
+  async decode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((payload) => {
+      if (text(payload.metadata?.[METADATA_ENCODING_KEY]) !== ENCRYPTED_ENCODING) return payload;
+      const value: EncryptedValue = { $encrypted: { keyId: text(payload.metadata?.[KEY_ID_METADATA]) ?? null } };
+      return { metadata: { [METADATA_ENCODING_KEY]: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify(value)) };
+    });
+  }
+}

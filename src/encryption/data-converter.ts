@@ -1,5 +1,5 @@
 import type { DataConverter } from '@temporalio/common';
-import { AesGcmPayloadCodec } from './codec';
+import { AesGcmPayloadCodec, EncryptedPlaceholderCodec } from './codec';
 import type { KeyRing } from './keys';
 
 /**
@@ -12,4 +12,9 @@ export function encryptingDataConverter(keys: KeyRing): DataConverter {
     payloadCodecs: [new AesGcmPayloadCodec(keys)],
     failureConverterPath: require.resolve('./failure-converter'),
   };
+}
+
+/** The data converter of a process without keys: encrypted payloads read as EncryptedValues (codec.ts). */
+export function keylessDataConverter(): DataConverter {
+  return { payloadCodecs: [new EncryptedPlaceholderCodec()] };
 }

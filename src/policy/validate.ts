@@ -12,7 +12,16 @@ export interface PolicyContext {
   now?: number;
 }
 
+/** The largest epoch ms a Date holds (ECMAScript: ±8.64e15 ms, 275,760 years). */
+const MAX_DATE_MS = 8.64e15;
+
 /** Every field a policy input may have; anything else is refused rather than silently ignored. */
+/**
+ * The longest wait or age a policy may name: 10 years. Longer than any delivery should wait, and far inside
+ * what a Date, a Temporal timer and an activity's retry delay can hold (a larger one would leave it stuck).
+ */
+export const MAX_POLICY_DURATION_MS = 3650 * 24 * 60 * 60 * 1000;
+
 export const POLICY_FIELDS = ['jitter', 'initial', 'multiplier', 'min', 'max', 'maxAttempts', 'maxAge', 'deadline'] as const;
 
 /**
@@ -30,11 +39,18 @@ export function policyProblems(input: BackoffPolicyInput | undefined, context: P
   return resolvePolicy(input, context).problems;
 }
 
-/** Shows a value as the user wrote it: strings quoted, NaN as NaN, dates in ISO 8601. */
+/** Shows a value as the user wrote it: strings quoted, NaN as NaN, dates in ISO 8601; long ones cut short. */
 function shown(value: unknown): string {
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'an invalid Date' : value.toISOString();
   if (typeof value === 'number' || typeof value === 'bigint') return String(value);
-  return JSON.stringify(value) ?? String(value);
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    // BigInts and cycles have no JSON, objects without a prototype no string
+    text = Object.prototype.toString.call(value);
+  }
+  return text.length > 100 ? `${text.slice(0, 100)}…` : text;
 }
 
 function resolvePolicy(input: BackoffPolicyInput | undefined, context: PolicyContext): { policy: BackoffPolicy; problems: Problem[] } {
@@ -61,6 +77,7 @@ function resolvePolicy(input: BackoffPolicyInput | undefined, context: PolicyCon
     const n = parseDuration(value);
     if (n === undefined) problem(field, `must be a duration in ms or a string such as "200ms", "5m", "7 days", got ${shown(value)}`);
     else if (floor === 'above 0' ? n <= 0 : n < 0) problem(field, `must be ${floor}, got ${shown(value)}`);
+    else if (n > MAX_POLICY_DURATION_MS) problem(field, `must be at most 10 years (3650 days), got ${shown(value)}`);
     else return n;
     return undefined;
   };
@@ -93,6 +110,8 @@ function resolvePolicy(input: BackoffPolicyInput | undefined, context: PolicyCon
     const d = raw.deadline;
     const t = d instanceof Date ? d.getTime() : typeof d === 'number' ? d : typeof d === 'string' ? Date.parse(d) : NaN;
     if (!Number.isFinite(t)) problem('deadline', `must be a date (ISO 8601 string, epoch ms or Date), got ${shown(d)}`);
+    // beyond this no Date holds it: it could not be shown, compared or stored as a time
+    else if (Math.abs(t) > MAX_DATE_MS) problem('deadline', `must be a date up to +275760-09-13 (the last a Date holds), got ${shown(d)}`);
     else if (t <= now) problem('deadline', `is in the past: got ${shown(d)}, now is ${new Date(now).toISOString()}`);
     else {
       policy.deadline = t;

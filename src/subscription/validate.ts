@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { CREDENTIAL_NAME, DEFAULT_ATTEMPT_TIMEOUT_MS, validateDelivery, zodProblems } from '../delivery/validate';
+import { CREDENTIAL_NAME, DEFAULT_ATTEMPT_TIMEOUT_MS, tlsSchema, validateDelivery, zodProblems } from '../delivery/validate';
+import { COMMAND_HEADERS, headerProblems, idSchema, parseTargetUrl } from '../delivery/limits';
 import type { DeliveryInput, MqttTargetInput } from '../delivery/types';
 import { InvalidInputError, type Problem } from '../errors';
 import { parseDuration } from '../policy/duration';
@@ -14,13 +15,9 @@ export const DEFAULT_COMMAND_TOPIC = 'command/{tenant}/{device}/req/#';
 /** How long one command's hand-off to the callback is retried: a command response's own default bound. */
 export const DEFAULT_COMMAND_MAX_AGE_MS = 5 * 60_000;
 const MAX_TIMEOUT_MS = 5 * 60_000;
+const BROKER_USER_INFO = 'name a credential the worker resolves in broker.credential';
+const CALLBACK_USER_INFO = 'send credentials in callback.headers (e.g. Authorization)';
 
-const name = (what: string) =>
-  z
-    .string({ error: (issue) => (issue.input === undefined ? 'is required' : `must be a string (the ${what})`) })
-    .min(1, { error: 'must not be empty' })
-    .max(256, { error: 'must be at most 256 characters' })
-    .regex(/^[^\s/+#]*$/, { error: 'must not contain whitespace, "/", "+" or "#"' });
 const duration = z.union([z.number(), z.string()], { error: 'must be milliseconds or a duration string such as "10s"' });
 const urlOrObject = (fields: string) => ({ error: (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : `must be a URL or { ${fields} }`) });
 
@@ -34,14 +31,8 @@ const brokerSchema = z
       .regex(CREDENTIAL_NAME, { error: 'must be a credential name: letters, digits, "_", "." or "-", at most 64 (the worker resolves it; never put the secret here)' })
       .optional(),
     timeout: duration.optional(),
-    tls: z
-      .object({
-        ca: z.string().includes('-----BEGIN CERTIFICATE-----', { error: 'must be a PEM certificate (-----BEGIN CERTIFICATE-----)' }).optional(),
-        servername: z.string().min(1, { error: 'must not be empty' }).optional(),
-      })
-      .strict()
-      .optional(),
-    clientId: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(65_535).optional(),
+    tls: tlsSchema.optional(),
+    clientId: idSchema('client id').optional(),
   })
   .strict();
 
@@ -55,8 +46,8 @@ const callbackSchema = z
 
 const inputSchema = z
   .object({
-    tenant: name('tenant'),
-    device: name('device'),
+    tenant: idSchema('tenant'),
+    device: idSchema('device'),
     broker: z.union([z.string(), brokerSchema], urlOrObject('url, topic?, protocolVersion?, credential?, timeout?, tls?, clientId?')),
     callback: z.union([z.string(), callbackSchema], urlOrObject('url, headers?, timeout?')),
     response: z.object({ target: z.unknown().optional(), policy: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional() }).strict().optional(),
@@ -91,9 +82,8 @@ export function validateSubscription(raw: unknown, options: ValidateSubscription
   const brokerField = typeof input.broker === 'string' ? 'broker' : 'broker.url';
   let brokerUrl: URL | undefined;
   if (broker) {
-    brokerUrl = parseUrl(broker.url, brokerField, ['mqtt', 'mqtts'], problems);
+    brokerUrl = parseUrl(broker.url, brokerField, ['mqtt', 'mqtts'], BROKER_USER_INFO, problems);
     if (brokerUrl) {
-      if (brokerUrl.username || brokerUrl.password) problems.push({ field: brokerField, message: 'must not carry a user name or password: name a credential the worker resolves in broker.credential' });
       if ((brokerUrl.pathname !== '' && brokerUrl.pathname !== '/') || brokerUrl.search || brokerUrl.hash) {
         problems.push({ field: brokerField, message: 'must be the broker alone (mqtt://host:port); give the topic filter in broker.topic' });
       }
@@ -106,7 +96,9 @@ export function validateSubscription(raw: unknown, options: ValidateSubscription
 
   // the callback
   const callback = bad.has('callback') ? undefined : typeof input.callback === 'string' ? { url: input.callback } : input.callback;
-  const callbackUrl = callback ? parseUrl(callback.url, typeof input.callback === 'string' ? 'callback' : 'callback.url', ['http', 'https'], problems) : undefined;
+  const callbackField = typeof input.callback === 'string' ? 'callback' : 'callback.url';
+  const callbackUrl = callback ? parseUrl(callback.url, callbackField, ['http', 'https'], CALLBACK_USER_INFO, problems) : undefined;
+  if (callback?.headers) problems.push(...headerProblems(callback.headers, 'callback.headers', COMMAND_HEADERS));
   const callbackTimeout = timeoutOf(callback?.timeout, 'callback.timeout', problems);
 
   // the policies and bounds
@@ -215,25 +207,10 @@ export function topicFilterProblems(filter: string): string[] {
   return [...new Set(problems)];
 }
 
-function parseUrl(text: string, field: string, schemes: string[], problems: Problem[]): URL | undefined {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    // a URL that does not parse may still hold a password: never quote it
-    problems.push({ field, message: 'is not a valid URL' });
-    return undefined;
-  }
-  const scheme = url.protocol.replace(/:$/, '');
-  if (!schemes.includes(scheme)) {
-    problems.push({ field, message: `scheme "${scheme}" is not supported; use ${schemes.join(' or ')}` });
-    return undefined;
-  }
-  if (!url.hostname) {
-    problems.push({ field, message: 'must name a host' });
-    return undefined;
-  }
-  return url;
+function parseUrl(text: string, field: string, schemes: string[], userInfo: string, problems: Problem[]): URL | undefined {
+  const parsed = parseTargetUrl(text, schemes, userInfo);
+  problems.push(...parsed.problems.map((message) => ({ field, message })));
+  return parsed.problems.length ? undefined : parsed.url;
 }
 
 function timeoutOf(value: unknown, field: string, problems: Problem[]): number {

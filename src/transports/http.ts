@@ -2,6 +2,8 @@ import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 import { isIP } from 'node:net';
 import type { TransportOutcome } from '../classify/types';
 import { AddressGuard, BlockedAddressError, checkPeer, describeRefusal, guardedLookup, type LookupFunction } from './address-guard';
+import { attemptDeadline } from './deadline';
+import { skipContinueResponses } from './interim';
 
 export interface HttpRequest {
   url: string;
@@ -30,7 +32,8 @@ export interface HttpAgentOptions extends Agent.Options {
 /**
  * A keep-alive connection pool shared by the attempts of one worker. Every connection it opens goes
  * through the SSRF guard: the address it connects to — an IP literal, or each address a name resolves to
- * (with `connect.lookup` if given, else DNS) — must be public or allowed.
+ * (with `connect.lookup` if given, else DNS) — must be public or allowed. Its connections skip the
+ * `100 Continue` responses undici would take for a broken connection (transports/interim.ts).
  */
 export function createHttpAgent(options: HttpAgentOptions = {}): Dispatcher {
   const { allow, connect, connectTimeout, ...rest } = options;
@@ -57,6 +60,7 @@ function guardedConnector(guard: AddressGuard, options: buildConnector.BuildOpti
         socket.destroy();
         return callback(refused as Error, null);
       }
+      skipContinueResponses(socket);
       callback(null, socket);
     });
   };
@@ -73,15 +77,22 @@ const ERROR_DETAIL_BYTES = 512;
 export async function sendHttp(req: HttpRequest, dispatcher: Dispatcher): Promise<HttpAttempt> {
   const started = performance.now();
   // one deadline for the whole attempt; undici's own per-phase timeouts are longer and never fire first
-  const signal = req.signal ? AbortSignal.any([req.signal, AbortSignal.timeout(req.timeoutMs)]) : AbortSignal.timeout(req.timeoutMs);
+  const deadline = attemptDeadline(req.timeoutMs, req.signal);
   const done = (outcome: TransportOutcome): HttpAttempt => ({ outcome, durationMs: performance.now() - started });
   try {
-    const res = await request(req.url, { method: req.method, headers: req.headers, body: req.body, dispatcher, signal });
-    const detail = await readBody(res.body, res.statusCode >= 400 ? ERROR_DETAIL_BYTES : 0);
-    return done({ kind: 'http', status: res.statusCode, headers: res.headers, ...(detail && { detail }) });
+    return done(await deadline.race(exchange(req, dispatcher, deadline.signal)));
   } catch (err) {
-    return done(outcomeOfError(err, req.timeoutMs, signal.aborted));
+    return done(outcomeOfError(err, req.timeoutMs, deadline.signal.aborted));
+  } finally {
+    deadline.clear();
   }
+}
+
+/** The request and its whole response. */
+async function exchange(req: HttpRequest, dispatcher: Dispatcher, signal: AbortSignal): Promise<TransportOutcome> {
+  const res = await request(req.url, { method: req.method, headers: req.headers, body: req.body, dispatcher, signal });
+  const detail = await readBody(res.body, res.statusCode >= 400 ? ERROR_DETAIL_BYTES : 0);
+  return { kind: 'http', status: res.statusCode, headers: res.headers, ...(detail && { detail }) };
 }
 
 /** Reads the body to its end (so a break is seen, and the connection can be reused), keeping its first bytes. */

@@ -4,7 +4,8 @@ import tls from 'node:tls';
 import { MqttClient, type IClientOptions, type IConnackPacket, type Packet, type Timer } from 'mqtt';
 import type { Mqtt5Packet, TransportOutcome } from '../classify/types';
 import { AddressGuard, BlockedAddressError, describeRefusal, guardedLookup } from './address-guard';
-import { credentialSources, credentialsFromEnvironment, type CredentialResolver } from './mqtt-credentials';
+import { credentialsFromEnvironment, MQTT_CREDENTIAL, type CredentialResolver } from './mqtt-credentials';
+import { releaseSecret } from './secret-binding';
 
 export type MqttVersion = '3.1.1' | '5';
 
@@ -97,17 +98,6 @@ export type Connected = { ok: true; client: MqttClient; connack: IConnackPacket 
  * asked for it retries with the delivery's backoff instead of a tight loop on a dead broker.
  */
 export async function connectMqtt(endpoint: MqttEndpoint, context: MqttConnectContext, options: ConnectOptions): Promise<Connected> {
-  let login: { username?: string; password?: string } = {};
-  if (endpoint.credential !== null) {
-    const name = endpoint.credential;
-    try {
-      const found = context.credentials(name);
-      if (!found) return { ok: false, outcome: { kind: 'invalid-target', message: `this worker has no MQTT credential named "${name}" (set ${credentialSources(name)})` } };
-      login = found;
-    } catch (err) {
-      return { ok: false, outcome: { kind: 'invalid-target', message: `the worker's MQTT credential "${name}" is misconfigured: ${(err as Error).message}` } };
-    }
-  }
   let url: URL;
   try {
     url = new URL(endpoint.url);
@@ -116,6 +106,13 @@ export async function connectMqtt(endpoint: MqttEndpoint, context: MqttConnectCo
   }
   const secure = url.protocol === 'mqtts:';
   if (!secure && url.protocol !== 'mqtt:') return { ok: false, outcome: { kind: 'invalid-target', message: `scheme ${url.protocol} is not mqtt: or mqtts:` } };
+  let login: { username?: string; password?: string } = {};
+  if (endpoint.credential !== null) {
+    // before any socket: a credential goes only to the brokers it is bound to
+    const released = releaseSecret(MQTT_CREDENTIAL, endpoint.credential, endpoint.url, context.credentials);
+    if (!released.ok) return released;
+    login = released.secret;
+  }
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const port = url.port ? Number(url.port) : secure ? 8883 : 1883;
   const v5 = endpoint.protocolVersion === '5';
@@ -167,13 +164,17 @@ export async function connectMqtt(endpoint: MqttEndpoint, context: MqttConnectCo
  * resolved address is refused before connecting, and the peer is checked once connected.
  */
 function guardedStream(guard: AddressGuard, host: string, port: number, tlsOptions: MqttTls | null): net.Socket {
+  // net.connect does not look IP literals up, and queues their connect at once: refuse them before it is called
+  const refusal = net.isIP(host) ? guard.refusal(host) : undefined;
+  if (refusal) {
+    const never = new net.Socket();
+    process.nextTick(() => never.destroy(new BlockedAddressError(host, host, refusal)));
+    return never;
+  }
   const lookup = guardedLookup(guard) as unknown as net.LookupFunction;
   const socket = tlsOptions
     ? tls.connect({ host, port, lookup, servername: tlsOptions.servername ?? (net.isIP(host) ? undefined : host), rejectUnauthorized: true, ...(tlsOptions.ca !== undefined && { ca: tlsOptions.ca }) })
     : net.connect({ host, port, lookup });
-  const refusal = net.isIP(host) ? guard.refusal(host) : undefined;
-  // net.connect does not look IP literals up: check them here (the error ends the socket before it connects)
-  if (refusal) process.nextTick(() => socket.destroy(new BlockedAddressError(host, host, refusal)));
   socket.once(tlsOptions ? 'secureConnect' : 'connect', () => {
     const peer = socket.remoteAddress;
     const late = peer ? guard.refusal(peer) : undefined;

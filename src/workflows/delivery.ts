@@ -17,7 +17,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities, AttemptFailureDetails } from '../activities';
-import type { RetryEnd, RetryProgress } from '../activities/retry';
+import type { RetryEnd, RetryInput, RetryProgress } from '../activities/retry';
 import type { ErrorClass } from '../classify/types';
 import { expiresAt, humanDuration, waitingSummary } from '../delivery/summary';
 import {
@@ -73,6 +73,13 @@ const DEFAULT_HISTORY_LIMIT = 4_000;
  * and at their next failed attempt they switch to this path, carrying their state.
  */
 export const SERVER_SIDE_RETRIES = 'server-side-retries';
+/**
+ * Pause, retry now and cancel answer with the attempts the endpoint saw: the retrying activity runs out of
+ * reach of the delivery's cancellation, so the workflow reads its progress before stopping it, and the
+ * updates answer once it has stopped. Checked at each such control while retrying (a delivery without one
+ * keeps the history it had); controls recorded before it replay as they were.
+ */
+export const TRUE_ATTEMPT_COUNTS = 'true-attempt-counts';
 
 /**
  * One delivery: the first attempt is an activity; the retries are one activity that Temporal retries, its
@@ -97,6 +104,13 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
   let pause = carried?.pause ?? null;
   let retryRequested = false;
   const run = carried?.run ?? 1;
+  const root = CancellationScope.current();
+  // a retrying activity is running, and how many have stopped so far (a control waits for the next)
+  let retrying = false;
+  let stops = 0;
+  // TRUE_ATTEMPT_COUNTS: asked at a control while retrying, so that a delivery without one records no marker
+  let counting = false;
+  const countTruly = () => (counting = patched(TRUE_ATTEMPT_COUNTS) || counting);
   // what LastErrorClass says in the UI (carried over by continue-as-new with the other attributes)
   let searchedClass = lastError?.class;
 
@@ -130,13 +144,19 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
     // visible in the UI's list; 'attempting' is too short-lived to be worth an event
     if (changed && next !== 'attempting') upsertSearchAttributes([{ key: DeliveryState, value: next }]);
   };
+  /** A control's answer: the status once the retrying activity it stopped has handed over its progress. */
+  const answer = (): DeliveryStatus | Promise<DeliveryStatus> => {
+    if (!retrying || !countTruly()) return status();
+    const before = stops;
+    return CancellationScope.nonCancellable(() => condition(() => stops > before || !retrying)).then(status);
+  };
 
   setHandler(statusQuery, status);
   setHandler(
     retryNowUpdate,
     () => {
       retryRequested = true;
-      return status();
+      return answer();
     },
     {
       validator: () => {
@@ -150,7 +170,7 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
     (reason: string) => {
       pause = { reason: reason || 'paused by an operator', since: Date.now() };
       if (state === 'waiting') setState('paused', `paused: ${pause.reason}`);
-      return status();
+      return answer();
     },
     {
       validator: (_reason: string) => {
@@ -255,6 +275,55 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
       summary: `retries: ${isMqttTarget(delivery.target) ? `PUBLISH ${delivery.endpoint} ${delivery.target.topic}` : `${delivery.target.method} ${delivery.endpoint}`}`,
     });
     const { retryProgress } = proxyLocalActivities<Activities>({ startToCloseTimeout: '10s', retry: { maximumAttempts: 3 } });
+    // the delivery's cancellation does not reach the retrying activity: the workflow stops it itself
+    const shield = new CancellationScope({ cancellable: false });
+    /** Before the delivery ends: with true counts, a control waiting for the activity is answered first. */
+    const handlersAnswered = async () => {
+      if (counting) await condition(allHandlersFinished);
+    };
+    /**
+     * One retrying activity, until it ends or is stopped (pause, retry now, or with true counts the delivery's
+     * cancellation); null when stopped without an outcome, its progress adopted.
+     */
+    const retryUntilStopped = async (input: RetryInput): Promise<RetryEnd | null> => {
+      const scope = new CancellationScope({ cancellable: true, parent: shield });
+      const running = scope.run(() => retryDelivery(input));
+      let stopped = false;
+      let seen: RetryProgress | null = null;
+      try {
+        const stop = shield.run(() => condition(() => pause !== null || retryRequested || root.consideredCancelled));
+        const end = await Promise.race([running, stop.then(() => null)]);
+        if (end !== null) return end;
+        if (root.consideredCancelled && !countTruly()) {
+          // as recorded before true counts: the cancellation stops the activity at once, unread
+          scope.cancel();
+          throw new CancelledFailure('the delivery was cancelled');
+        }
+        // stopped: read where the retrying stands, then stop it. An attempt in flight finishes first: its
+        // outcome comes back as a value, or as a failure that carries the progress
+        stopped = true;
+        try {
+          seen = await shield.run(() => retryProgress(workflowInfo().workflowId));
+        } catch {
+          // unreadable (no permission to describe, Temporal slow): stop it all the same
+          seen = null;
+        } finally {
+          scope.cancel();
+        }
+        return await running;
+      } catch (err) {
+        if (stopped) scope.cancel();
+        // an attempt that ended with the stop carries the progress; otherwise what was read before it
+        // (which counts an attempt in flight then: it was heartbeated before it was sent)
+        const carried = progressOf(err) ?? (stopped ? seen : null);
+        if (carried && carried.attempts >= attempts) adopt(carried);
+        if (CancellationScope.current().consideredCancelled) {
+          // the delivery itself was cancelled: it ends so, whatever the activity ended with
+          throw isCancellation(err) ? err : new CancelledFailure('the delivery was cancelled');
+        }
+        return null;
+      }
+    };
     let skipBudget = false;
     let wasHinted = hinted;
     for (;;) {
@@ -288,47 +357,28 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
       const remaining = Math.max(0, progress.nextAttemptAt - Date.now());
       setState('waiting', `${waitingSummary({ delayMs: remaining, code: lastError!.code, nextAttempt: attempts + 1, expiresInMs: expiresInMs(), hinted: wasHinted })}; later attempts are retried by Temporal (Pending Activities shows the next)`);
 
-      const scope = new CancellationScope();
-      const input = { delivery, progress, agedFrom: firstAttemptAt! + pausedMs, searchedClass: searchedClass!, skipBudget };
-      const running = scope.run(() => retryDelivery(input));
+      // the activity is out of the cancellation's reach: one cancelled already is not started (as it was not before)
+      if (root.consideredCancelled) throw new CancelledFailure('the delivery was cancelled');
+      const input: RetryInput = { delivery, progress, agedFrom: firstAttemptAt! + pausedMs, searchedClass: searchedClass!, skipBudget };
       skipBudget = false;
+      retrying = true;
       let end: RetryEnd | null;
-      let stopped = false;
-      let seen: RetryProgress | null = null;
       try {
-        end = await Promise.race([running, condition(() => pause !== null || retryRequested).then(() => null)]);
-        if (end === null) {
-          // stopped by an operator: read where the retrying stands, then stop it. An attempt in flight
-          // finishes first: its outcome comes back as a value, or as a failure that carries the progress
-          stopped = true;
-          try {
-            seen = await retryProgress(workflowInfo().workflowId);
-          } catch {
-            // unreadable (no permission to describe, Temporal slow): stop it all the same
-            seen = null;
-          } finally {
-            scope.cancel();
-          }
-          end = await running;
-        }
-      } catch (err) {
-        if (stopped) scope.cancel();
-        // an attempt that ended with the stop carries the progress; otherwise what was read before it
-        // (which counts an attempt in flight then: it was heartbeated before it was sent)
-        const carried = progressOf(err) ?? (stopped ? seen : null);
-        if (carried && carried.attempts >= attempts) adopt(carried);
-        if (CancellationScope.current().consideredCancelled) {
-          // the delivery itself was cancelled: it ends so, whatever the activity ended with
-          throw isCancellation(err) ? err : new CancelledFailure('the delivery was cancelled');
-        }
-        continue;
+        end = await retryUntilStopped(input);
+      } finally {
+        retrying = false;
+        stops++;
       }
+      if (end === null) continue;
       adopt(end.progress);
       wasHinted = end.progress.hinted;
+      if (counting && root.consideredCancelled) throw new CancelledFailure('the delivery was cancelled');
       if (end.end === 'delivered') {
+        await handlersAnswered();
         return finish('delivered', `${end.reason} on attempt ${attempts}`);
       }
       if (end.end !== 'class-changed') {
+        await handlersAnswered();
         return finish(end.end, end.reason);
       }
       // the new class, in the UI's list; then the retrying goes on
@@ -418,6 +468,8 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
         { key: DeliveryState, value: 'cancelled' },
         { key: Attempts, value: attempts },
       ]);
+      // a pause or retry now that came with the cancellation is answered (with the true count) before the end
+      if (counting) await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
     }
     throw err;
   }

@@ -10,6 +10,7 @@ import { validateDelivery } from '../../src/delivery/validate';
 import type { ClassOverrides } from '../../src/classify';
 import { createHttpAgent } from '../../src/transports/http';
 import { RESET_AFTER_BYTES, SELF_SIGNED_CERT, startFaultServer, type FaultServer } from '../support/fault-server';
+import { collectGarbageEvery } from '../support/gc';
 import { freePort } from '../support/ports';
 
 let server: FaultServer;
@@ -114,6 +115,10 @@ describe('HTTP statuses from a real endpoint', () => {
     await expect(attempt(`${server.url}/status/202`).run).resolves.toMatchObject({ code: 'http-202' });
     await expect(attempt(`${server.url}/status/409`, { overrides: { 'http-409': 'success' } }).run).resolves.toMatchObject({ code: 'http-409' });
   });
+
+  test('100 Continue, then 202: delivered, not read as a reset', async () => {
+    await expect(attempt(`${server.interimUrl}/continue`).run).resolves.toMatchObject({ code: 'http-202' });
+  });
 });
 
 describe('no usable response', () => {
@@ -144,6 +149,18 @@ describe('no usable response', () => {
     expect(details.durationMs).toBeLessThan(timeout + 2_000);
     expect(seen).toHaveLength(1);
   });
+
+  test('a body trickled at 1 byte/s: the attempt times out on time, with garbage collected meanwhile', async () => {
+    const timeout = 1_000;
+    const stop = collectGarbageEvery(50);
+    try {
+      const { details } = await failureOf(`${server.url}/trickle`, { timeout });
+      expect(details).toMatchObject({ class: 'connection', code: 'timeout', retryable: true });
+      expect(details.durationMs).toBeLessThan(timeout + 1_500);
+    } finally {
+      stop();
+    }
+  }, 20_000);
 
   test('a TLS server with an untrusted (self-signed) certificate is refused before anything is sent', async () => {
     const { details, seen } = await failureOf(`${server.tlsUrl}/status/202`);

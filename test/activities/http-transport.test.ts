@@ -1,6 +1,7 @@
 import { Agent, type Dispatcher } from 'undici';
-import { createHttpAgent, sendHttp, type HttpRequest } from '../../src/transports/http';
+import { createHttpAgent, sendHttp, type HttpAttempt, type HttpRequest } from '../../src/transports/http';
 import { RESET_AFTER_BYTES, startFaultServer, type FaultServer } from '../support/fault-server';
+import { collectGarbageEvery } from '../support/gc';
 import { freePort } from '../support/ports';
 
 // What undici 6 on Node 20 reports for each fault, as the transport hands it to classify.
@@ -17,8 +18,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-const send = (url: string, timeoutMs = 5_000, dispatcher = agent, messageId = 'transport-test') =>
-  sendHttp({ url, method: 'POST', headers: { 'content-type': 'text/plain', 'message-id': messageId }, body: 'hello', timeoutMs } satisfies HttpRequest, dispatcher);
+const send = (url: string, timeoutMs = 5_000, dispatcher = agent, messageId = 'transport-test', signal?: AbortSignal) =>
+  sendHttp({ url, method: 'POST', headers: { 'content-type': 'text/plain', 'message-id': messageId }, body: 'hello', timeoutMs, ...(signal && { signal }) } satisfies HttpRequest, dispatcher);
 
 /** An agent whose DNS lookups fail with `code`, as Node's resolver fails them. */
 function failingDns(code: string): Dispatcher {
@@ -96,4 +97,79 @@ test.each([
   ['a scheme other than http(s)', 'ftp://127.0.0.1/x'],
 ])('%s → invalid target', async (_, url) => {
   expect((await send(url)).outcome).toMatchObject({ kind: 'invalid-target' });
+});
+
+describe('the attempt timeout bounds the whole attempt, whatever the endpoint does', () => {
+  const TIMEOUT = 1_000;
+  /** The attempt, failed if it is still running well after its timeout (instead of hanging the test). */
+  const bounded = (attempt: Promise<HttpAttempt>) =>
+    Promise.race([
+      attempt,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`the attempt was still running 4 s after its ${TIMEOUT} ms timeout`)), TIMEOUT + 4_000).unref()),
+    ]);
+
+  // an activity always passes its cancellation signal, and a busy worker collects garbage meanwhile: the
+  // timeout's signal, held only weakly by AbortSignal.any, was collected and never fired
+  test.each([
+    ['a body trickled at 1 byte/s', () => `${server.url}/trickle`],
+    ['an endless chunked body', () => `${server.url}/endless`],
+    ['endless 102 Processing', () => `${server.interimUrl}/processing`],
+    ['endless 100 Continue', () => `${server.interimUrl}/continue-forever`],
+    ['no response headers', () => `${server.url}/hang`],
+    ['a TLS handshake that never ends', () => server.interimUrl.replace('http:', 'https:')],
+  ])('%s → timeout at the attempt timeout, with garbage collected meanwhile', async (_, url) => {
+    const stop = collectGarbageEvery(50);
+    try {
+      const { outcome, durationMs } = await bounded(send(url(), TIMEOUT, agent, 'transport-gc', new AbortController().signal));
+      expect(outcome).toEqual({ kind: 'timeout', afterMs: TIMEOUT });
+      expect(durationMs).toBeGreaterThanOrEqual(TIMEOUT - 5);
+      expect(durationMs).toBeLessThan(TIMEOUT + 1_500);
+    } finally {
+      stop();
+    }
+  });
+
+  test('a DNS lookup that never answers → timeout at the attempt timeout (undici would wait for its 10 s connect timeout)', async () => {
+    const silentDns = createHttpAgent({ allow: ['loopback'], connect: { lookup: () => undefined } as Agent.Options['connect'] });
+    try {
+      const { outcome, durationMs } = await bounded(send('http://sensor-gateway.example/telemetry', TIMEOUT, silentDns));
+      expect(outcome).toEqual({ kind: 'timeout', afterMs: TIMEOUT });
+      expect(durationMs).toBeLessThan(TIMEOUT + 1_500);
+    } finally {
+      await silentDns.destroy();
+    }
+  });
+
+  test('a cancellation (the worker handing the attempt back) ends it at once, even while connecting', async () => {
+    const cancel = new AbortController();
+    const attempt = send(server.interimUrl.replace('http:', 'https:'), 10_000, agent, 'transport-cancel', cancel.signal);
+    setTimeout(() => cancel.abort(new Error('WORKER_SHUTDOWN')), 200);
+    const { outcome, durationMs } = await attempt;
+    expect(outcome).toEqual({ kind: 'timeout', afterMs: 10_000 });
+    expect(durationMs).toBeLessThan(1_500);
+  });
+});
+
+describe('interim (1xx) responses before the final one', () => {
+  test.each([
+    ['100 Continue', '/continue'],
+    ['103 Early Hints with a Link header', '/early-hints'],
+    ['100, 103 and 100 again, read a few bytes at a time', '/interim-bytewise'],
+  ])('%s, then 202: the final status counts', async (_, route) => {
+    const { outcome } = await send(`${server.interimUrl}${route}`, 5_000, agent, `interim-${route}`);
+    expect(outcome).toEqual({ kind: 'http', status: 202, headers: { 'content-length': '8' } });
+    expect(server.interimReceived.filter((r) => r.messageId === `interim-${route}`)).toHaveLength(1);
+  });
+
+  test('the connection stays in use after a 100 Continue: the next attempt goes over it', async () => {
+    // one connection: the second request waits for it rather than open another
+    const own = createHttpAgent({ allow: ['loopback'], connections: 1 });
+    try {
+      for (const id of ['keep-alive-1', 'keep-alive-2']) expect((await send(`${server.interimUrl}/continue`, 5_000, own, id)).outcome).toMatchObject({ status: 202 });
+      const [first, second] = ['keep-alive-1', 'keep-alive-2'].map((id) => server.interimReceived.find((r) => r.messageId === id)!.connection);
+      expect(second).toBe(first);
+    } finally {
+      await own.destroy();
+    }
+  });
 });

@@ -55,6 +55,19 @@ test('bad input: exit 2, every wrong field named, nothing started', async () => 
   expect(count).toBe(0);
 });
 
+test('a bad header (issue 15): exit 2 naming the header, nothing started, nothing sent', async () => {
+  const device = `cli-hdr-${randomUUID().slice(0, 8)}`;
+  const run = await runCli(['submit', '--kind', 'event', '--tenant', 'acme', '--device', device, '--target', `${env.endpoint.url}/cli-hdr`,
+    '--header', 'X-Trace: abc', '--header', 'Transfer-Encoding: chunked', ...conn()]);
+  expect(run.code).toBe(2);
+  expect(run.stderr).toMatch(/target\.headers\.Transfer-Encoding: is a hop-by-hop framing header/);
+  expect(run.stderr).not.toMatch(/X-Trace/);
+  let count = 0;
+  for await (const _ of env.h.client.workflow.list({ query: `Device = '${device}'` })) count++;
+  expect(count).toBe(0);
+  expect(env.endpoint.received.filter((r) => r.path.startsWith('/cli-hdr'))).toHaveLength(0);
+});
+
 test('every command has --help with an example', async () => {
   for (const command of ['dev', 'worker', 'submit', 'status', 'result']) {
     const run = await runCli([command, '--help']);

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -5,6 +7,8 @@ import { chromium, type Browser } from 'playwright-core';
 import { startDevServer, type DevServer } from '../../src/dev/dev-server';
 import { startFlakyEndpoint, type FlakyEndpoint } from '../../src/demo/flaky-endpoint';
 import type { DeliveryHandle } from '../../src/client';
+import { parseKeyRing } from '../../src/encryption/keys';
+import { CLI } from '../support/cli';
 import { freePort } from '../support/ports';
 import { startHarness, type Harness } from '../support/temporal';
 import { waitFor } from '../support/wait';
@@ -64,3 +68,41 @@ test('the workflow list filtered by DeliveryState shows the waiting deliveries, 
   }
   await page.close();
 }, 120_000);
+
+test('with encryption keys, `redeliver dev` points the UI at a codec server it alone can call: the UI shows the decrypted message', async () => {
+  const keys = `k1:${Buffer.alloc(32, 7).toString('base64')}`;
+  const [port, devUiPort, codecPort] = [await freePort(), await freePort(), await freePort()];
+  const db = path.join(mkdtempSync(path.join(tmpdir(), 'redeliver-ui-codec-')), 'dev.db');
+  const dev = spawn(process.execPath, [CLI, 'dev', '--no-worker', '--port', String(port), '--ui-port', String(devUiPort), '--codec-port', String(codecPort), '--db', db], {
+    env: { ...process.env, REDELIVER_ENCRYPTION_KEYS: keys },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  dev.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  dev.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise((resolve) => dev.once('close', resolve));
+  const keyed = await (async () => {
+    await waitFor(async () => out, (o) => o.includes('Temporal UI:') || dev.exitCode !== null, 90_000, 'redeliver dev');
+    return startHarness(`127.0.0.1:${port}`, { encryptionKeys: parseKeyRing(keys) });
+  })();
+  try {
+    // the codec server serves no one without the token the UI got
+    expect(out).toContain(`codec server at http://127.0.0.1:${codecPort}`);
+    expect((await fetch(`http://127.0.0.1:${codecPort}/decode`, { method: 'POST', body: '{"payloads":[]}' })).status).toBe(401);
+
+    const secret = `reading-${randomUUID()}`;
+    const handle = await keyed.redeliver.submit({ kind: 'event', tenant: 'ui', device: 'vault-1', payload: { secret }, target: `${endpoint.url}/vault` });
+    await handle.result();
+    const { runId } = await handle.workflow.describe();
+    const page = await browser.newPage();
+    await page.goto(`http://127.0.0.1:${devUiPort}/namespaces/default/workflows/${encodeURIComponent(handle.deliveryId)}/${runId}/history`);
+    const pageText = async () => (await Promise.all(page.frames().map((f) => f.innerText('body').catch(() => '')))).join('\n');
+    // the input, as the UI shows it once the codec server decoded it in the operator's browser
+    await waitFor(pageText, (t) => t.includes(secret), 30_000, 'the decrypted message in the UI');
+    await page.close();
+  } finally {
+    await keyed.stop();
+    dev.kill('SIGINT');
+    await exited;
+  }
+}, 150_000);

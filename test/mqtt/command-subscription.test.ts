@@ -6,6 +6,7 @@ import type { SubscriptionHandle } from '../../src/subscriptions';
 import { Subscriptions } from '../../src/subscriptions';
 import { startMosquitto, watch, type Mosquitto, type Watcher } from '../support/mosquitto';
 import { runCli } from '../support/cli';
+import { startTcpListener } from '../support/tcp-listener';
 import { startHarness, testAddress, type Harness } from '../support/temporal';
 import { waitFor } from '../support/wait';
 
@@ -53,8 +54,8 @@ let backend: Watcher;
 const started: SubscriptionHandle[] = [];
 
 beforeAll(async () => {
-  process.env.REDELIVER_MQTT_CREDENTIALS_GATEWAY = JSON.stringify({ username: USERS.gateway.username, password: USERS.gateway.password });
   [broker, h, callback] = await Promise.all([startMosquitto({ users: Object.values(USERS) }), startHarness(), startCallback()]);
+  process.env.REDELIVER_MQTT_CREDENTIALS_GATEWAY = JSON.stringify({ username: USERS.gateway.username, password: USERS.gateway.password, brokers: [broker.url] });
   subscriptions = new Subscriptions(h.client, { taskQueue: h.taskQueue });
 });
 afterAll(async () => {
@@ -208,13 +209,25 @@ test('commands sent while the connection is down wait in the broker for the subs
 });
 
 test('a subscription whose credentials the broker refuses: rejected, with the time it was down', async () => {
-  process.env.REDELIVER_MQTT_CREDENTIALS_WRONG = JSON.stringify({ username: USERS.gateway.username, password: 'not-the-password' });
+  process.env.REDELIVER_MQTT_CREDENTIALS_WRONG = JSON.stringify({ username: USERS.gateway.username, password: 'not-the-password', brokers: [broker.url] });
   const handle = await start(`sensor-${randomUUID().slice(0, 8)}`, { broker: { url: broker.url, credential: 'wrong' }, downtimeThreshold: '1m' });
   const result = await handle.result();
   expect(result).toMatchObject({ outcome: 'rejected', lastError: { class: 'client', code: expect.stringMatching(/^mqtt-0x8[67]$/) } });
   expect(result.reason).toMatch(/CONNACK/);
   // never subscribed: no outage, and a spell below the threshold (the guide's minute) is no downtime
   expect(result.downtime).toMatchObject({ outages: 0, totalMs: 0, periods: [], current: null });
+});
+
+test('a subscription naming a credential with a broker it is not bound to: rejected, and that broker sees no connection', async () => {
+  const attacker = (await startTcpListener('127.0.0.1'))!;
+  try {
+    const handle = await start(`sensor-${randomUUID().slice(0, 8)}`, { broker: { url: attacker.url('mqtt'), credential: 'gateway' }, downtimeThreshold: '1m' });
+    const result = await handle.result();
+    expect(result).toMatchObject({ outcome: 'rejected', lastError: { class: 'client', code: 'secret-not-bound' } });
+    expect(await attacker.settled()).toBe(0);
+  } finally {
+    await attacker.close();
+  }
 });
 
 test('from the shell: redeliver subscribe start, status, stop; bad flags name the field', async () => {

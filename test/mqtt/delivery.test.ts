@@ -3,6 +3,7 @@ import type { DeliveryInput } from '../../src/delivery/types';
 import { startMosquitto, watch, type Mosquitto, type Watcher } from '../support/mosquitto';
 import { freePort } from '../support/ports';
 import { runCli } from '../support/cli';
+import { startTcpListener } from '../support/tcp-listener';
 import { startHarness, testAddress, type Harness } from '../support/temporal';
 import { waitFor } from '../support/wait';
 
@@ -16,10 +17,11 @@ let h: Harness;
 const watchers: Watcher[] = [];
 
 beforeAll(async () => {
-  // the worker resolves credentials by name from its environment: the delivery carries only the name
-  process.env.REDELIVER_MQTT_CREDENTIALS_GATEWAY = JSON.stringify({ username: USERS.device.username, password: USERS.device.password });
-  process.env.REDELIVER_MQTT_CREDENTIALS_WRONG = JSON.stringify({ username: USERS.device.username, password: 'not-the-password' });
   [broker, h] = await Promise.all([startMosquitto({ users: Object.values(USERS) }), startHarness()]);
+  // the worker resolves credentials by name from its environment, each bound to its brokers: the delivery carries only the name
+  const brokers = [broker.url];
+  process.env.REDELIVER_MQTT_CREDENTIALS_GATEWAY = JSON.stringify({ username: USERS.device.username, password: USERS.device.password, brokers });
+  process.env.REDELIVER_MQTT_CREDENTIALS_WRONG = JSON.stringify({ username: USERS.device.username, password: 'not-the-password', brokers });
 });
 afterEach(async () => {
   await Promise.all(watchers.splice(0).map((w) => w.close()));
@@ -89,7 +91,7 @@ test('QoS 0 telemetry: sent exactly once; with the broker away, dropped after it
   expect(watcher.seen.filter((m) => m.payload === 'qos0')).toEqual([expect.objectContaining({ qos: 0 })]);
 
   const nowhere = `mqtt://127.0.0.1:${await freePort()}`;
-  const dropped = await (await submit({ kind: 'telemetry', qos: 0, target: { url: nowhere, credential: 'gateway' } })).result();
+  const dropped = await (await submit({ kind: 'telemetry', qos: 0, target: { url: nowhere } })).result();
   expect(dropped).toMatchObject({ outcome: 'dropped', attempts: 1, lastError: { class: 'connection', code: 'net-ECONNREFUSED' } });
 });
 
@@ -119,6 +121,19 @@ test('a wrong password: refused at CONNACK, rejected after one attempt', async (
   const result = await (await submit({ kind: 'event', target: { url: broker.url, credential: 'wrong' } })).result();
   expect(result).toMatchObject({ outcome: 'rejected', attempts: 1, lastError: { class: 'client', code: expect.stringMatching(/^mqtt-0x8[67]$/) } });
   expect(result.reason).toMatch(/CONNACK/);
+});
+
+test("a credential named with a broker it is not bound to: rejected after one attempt, and that broker sees no connection", async () => {
+  const attacker = (await startTcpListener('127.0.0.1'))!;
+  try {
+    const result = await (await submit({ kind: 'event', target: { url: attacker.url('mqtt'), credential: 'gateway' } })).result();
+    expect(result).toMatchObject({ outcome: 'rejected', attempts: 1, lastError: { class: 'client', code: 'secret-not-bound' } });
+    expect(result.reason).toContain(`MQTT credential "gateway" is not bound to ${attacker.url('mqtt')}`);
+    expect(await attacker.settled()).toBe(0);
+    expect(attacker.received).toEqual([]);
+  } finally {
+    await attacker.close();
+  }
 });
 
 test('not authorized to publish on the topic (MQTT 5 PUBACK 0x87): rejected after one attempt', async () => {

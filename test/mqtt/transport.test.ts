@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { classify } from '../../src/classify';
 import { createMqttPool, type MqttPool, type MqttPublish } from '../../src/transports/mqtt';
 import { credentialsFromEnvironment, type MqttCredential } from '../../src/transports/mqtt-credentials';
 import { startMosquitto, watch, type Mosquitto } from '../support/mosquitto';
+import { startTcpListener, type TcpListener } from '../support/tcp-listener';
 import { waitFor } from '../support/wait';
 
 const CA = readFileSync(path.join(__dirname, '../fixtures/tls/localhost.crt'), 'utf8');
@@ -13,17 +15,19 @@ const USERS = {
   other: { username: 'other', password: 'other-secret', acl: ['write telemetry/#'] },
   observer: { username: 'observer', password: 'observer-secret', acl: ['readwrite #'] },
 };
-const CREDENTIALS: Record<string, MqttCredential> = {
-  pub: USERS.pub,
-  other: USERS.other,
-  wrong: { username: 'pub', password: 'not-the-password' },
+/** The worker's credentials, each bound to the test broker (both its listeners), as every credential must be. */
+const credential = (name: string): MqttCredential | undefined => {
+  const brokers = [broker.url, broker.tlsUrl!];
+  const logins: Record<string, { username: string; password: string }> = { pub: USERS.pub, other: USERS.other, wrong: { username: 'pub', password: 'not-the-password' } };
+  const login = logins[name];
+  return login && { username: login.username, password: login.password, brokers };
 };
 
 let broker: Mosquitto;
 const pools: MqttPool[] = [];
 /** A pool as a worker has it (loopback allowed, for the local broker), closed after the test. */
 const pool = (options: Parameters<typeof createMqttPool>[0] = {}) => {
-  const p = createMqttPool({ credentials: (name) => CREDENTIALS[name], allow: ['loopback'], ...options });
+  const p = createMqttPool({ credentials: credential, allow: ['loopback'], ...options });
   pools.push(p);
   return p;
 };
@@ -146,15 +150,75 @@ test('a wrong password: refused at CONNACK (MQTT 5: a client error; MQTT 3.1.1: 
   expect(p.stats().connections).toBe(0);
 });
 
-test('a credential the worker does not have: rejected, naming where the worker looks; the secret never in the reason', async () => {
-  const p = createMqttPool({ credentials: credentialsFromEnvironment({ REDELIVER_MQTT_CREDENTIALS_BROKEN: 'user:hunter2' }), allow: ['loopback'] });
+test('a credential the worker does not have, or has without brokers: rejected, naming where the worker looks; the secret never in the reason', async () => {
+  const unbound = JSON.stringify({ username: 'pub', password: 'hunter2' });
+  const p = createMqttPool({ credentials: credentialsFromEnvironment({ REDELIVER_MQTT_CREDENTIALS_BROKEN: 'user:hunter2', REDELIVER_MQTT_CREDENTIALS_UNBOUND: unbound }), allow: ['loopback'] });
   pools.push(p);
   const missing = classify((await publish(p, { credential: 'nope' })).outcome);
   expect(missing).toMatchObject({ class: 'client', code: 'invalid-target' });
   expect(missing.reason).toContain('REDELIVER_MQTT_CREDENTIALS_NOPE');
   const broken = classify((await publish(p, { credential: 'broken' })).outcome);
-  expect(broken.reason).toContain('REDELIVER_MQTT_CREDENTIALS_BROKEN must be JSON');
-  expect(broken.reason).not.toContain('hunter2');
+  expect(broken.reason).toContain('REDELIVER_MQTT_CREDENTIALS_BROKEN: must be JSON');
+  const withoutBrokers = classify((await publish(p, { credential: 'unbound' })).outcome);
+  expect(withoutBrokers).toMatchObject({ class: 'client', code: 'invalid-target' });
+  expect(withoutBrokers.reason).toContain('REDELIVER_MQTT_CREDENTIALS_UNBOUND: "brokers" is required');
+  for (const c of [broken, withoutBrokers]) expect(c.reason).not.toContain('hunter2');
+  expect(p.stats().connects).toBe(3);
+  expect(p.stats().connections).toBe(0);
+});
+
+describe('a credential goes only to the brokers it is bound to', () => {
+  let attacker: TcpListener;
+  beforeEach(async () => {
+    attacker = (await startTcpListener('127.0.0.1'))!;
+  });
+  afterEach(async () => {
+    await attacker.close();
+  });
+
+  test("a delivery naming it with a broker of its own is refused before any connection: the attacker's listener sees none", async () => {
+    const p = pool();
+    const refused = classify((await publish(p, { url: attacker.url('mqtt') })).outcome);
+    expect(refused).toMatchObject({ class: 'client', retryable: false, code: 'secret-not-bound' });
+    expect(refused.reason).toBe(
+      `the worker's MQTT credential "pub" is not bound to ${attacker.url('mqtt')}: a secret goes only to the targets its configuration lists, so nothing was sent. ` +
+        'If it is trusted, add it to "brokers" in REDELIVER_MQTT_CREDENTIALS_PUB or the file named by REDELIVER_MQTT_CREDENTIALS_FILE',
+    );
+    // a command subscription's dedicated connection passes the same gate
+    const subscription = await p.connectDedicated({ url: attacker.url('mqtts'), protocolVersion: '3.1.1', credential: 'pub', tls: null }, { clientId: 'sub-1', clean: true, timeoutMs: 2_000 });
+    expect(subscription.ok ? 'connected' : classify(subscription.outcome).code).toBe('secret-not-bound');
+    expect(await attacker.settled()).toBe(0);
+    expect(attacker.received).toEqual([]);
+    // the broker it is bound to still gets it
+    expect(classify((await publish(p)).outcome).class).toBe('success');
+    // without a credential, nothing secret is at stake: the attacker's broker is just a broker
+    await publish(p, { url: attacker.url('mqtt'), credential: null, timeoutMs: 300 });
+    expect(await attacker.settled()).toBe(1);
+  });
+
+  test('the binding is by scheme, host and port: a credential bound to the TLS listener is not sent in clear to the same host', async () => {
+    const tlsOnly = (name: string): MqttCredential | undefined => (name === 'pub' ? { ...USERS.pub, brokers: [broker.tlsUrl!.replace('localhost', 'LOCALHOST')] } : undefined);
+    const p = pool({ credentials: tlsOnly });
+    const plain = `mqtt://localhost:${new URL(broker.tlsUrl!).port}`;
+    expect(classify((await publish(p, { url: plain })).outcome).code).toBe('secret-not-bound');
+    expect(classify((await publish(p, { url: broker.url })).outcome).code).toBe('secret-not-bound');
+    // the host compares case-insensitively: LOCALHOST in the binding is localhost
+    expect(classify((await publish(p, { url: broker.tlsUrl!, tls: { ca: CA } })).outcome).class).toBe('success');
+  });
+
+  test('from the file and the environment alike, read at connect time: a rotated password and binding apply to the next connection', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'redeliver-credentials-')), 'credentials.json');
+    const write = (password: string, brokers: string[]) => writeFileSync(file, JSON.stringify({ filed: { username: 'pub', password, brokers } }));
+    write('old-password', [broker.url]);
+    const p = pool({ credentials: credentialsFromEnvironment({ REDELIVER_MQTT_CREDENTIALS_FILE: file }) });
+    expect(classify((await publish(p, { credential: 'filed' })).outcome).code).toMatch(/^mqtt-0x8[67]$/);
+    write(USERS.pub.password, [broker.url]);
+    expect(classify((await publish(p, { credential: 'filed' })).outcome).class).toBe('success');
+    expect(classify((await publish(p, { credential: 'filed', url: attacker.url('mqtt') })).outcome).code).toBe('secret-not-bound');
+    write(USERS.pub.password, [broker.url, attacker.url('mqtt')]);
+    await publish(p, { credential: 'filed', url: attacker.url('mqtt'), timeoutMs: 300 });
+    expect(await attacker.settled()).toBe(1);
+  });
 });
 
 test('mqtts: the broker certificate is verified; a trusted CA lets it through', async () => {

@@ -214,6 +214,46 @@ describe("redeliver's variables", () => {
   });
 });
 
+describe('MQTT credentials: every one configured is checked at start, and each must name its brokers', () => {
+  const login = { username: 'gw', password: 'hunter2' };
+  const bound = (brokers: unknown) => JSON.stringify({ ...login, brokers });
+
+  test('a credential without brokers, or with a bad one, is named: the variable, or the file and the entry', () => {
+    const file = path.join(HOME, 'credentials.json');
+    writeFileSync(file, JSON.stringify({ 'hub-acme': JSON.parse(bound(['mqtts://hub.example.com:8883'])), legacy: login, 'no-path': JSON.parse(bound(['mqtt://hub/x'])) }));
+    const problems = problemsOf(() =>
+      workerSettingsFromEnv(
+        env({
+          REDELIVER_MQTT_CREDENTIALS_HUB_OK: bound(['mqtt://hub.example.com']),
+          REDELIVER_MQTT_CREDENTIALS_HUB_OLD: JSON.stringify(login),
+          REDELIVER_MQTT_CREDENTIALS_HUB_HTTP: bound(['https://hub.example.com']),
+          REDELIVER_MQTT_CREDENTIALS_HUB_TEXT: 'gw:hunter2',
+          REDELIVER_MQTT_CREDENTIALS_UNSET: '',
+          REDELIVER_MQTT_CREDENTIALS_FILE: file,
+        }),
+      ),
+    );
+    const required = '"brokers" is required: the brokers this MQTT credential may be sent to, e.g. "brokers": ["mqtts://hub.example.com:8883"]';
+    expect(problems).toEqual([
+      `REDELIVER_MQTT_CREDENTIALS_HUB_OLD: ${required}`,
+      'REDELIVER_MQTT_CREDENTIALS_HUB_HTTP: "brokers": entry 1 ("https://hub.example.com"): scheme https is not one of mqtt, mqtts',
+      'REDELIVER_MQTT_CREDENTIALS_HUB_TEXT: must be JSON such as {"username": "…", "password": "…", "brokers": ["mqtts://host:8883"]}',
+      `REDELIVER_MQTT_CREDENTIALS_FILE: ${file}: "legacy": ${required}`,
+      `REDELIVER_MQTT_CREDENTIALS_FILE: ${file}: "no-path": "brokers": entry 1 ("mqtt://hub/x"): must be scheme://host[:port] alone, without a path, query or fragment`,
+    ]);
+    expect(problems.join('\n')).not.toContain('hunter2');
+  });
+
+  test('bound credentials pass; a file that cannot be read is named', () => {
+    const file = path.join(HOME, 'bound.json');
+    writeFileSync(file, JSON.stringify({ a: JSON.parse(bound(['mqtt://10.0.0.5', 'mqtts://Hub.Example.com:8883/'])) }));
+    expect(() => workerSettingsFromEnv(env({ REDELIVER_MQTT_CREDENTIALS_A: bound(['mqtt://hub']), REDELIVER_MQTT_CREDENTIALS_FILE: file }))).not.toThrow();
+    expect(problemsOf(() => workerSettingsFromEnv(env({ REDELIVER_MQTT_CREDENTIALS_FILE: '/nonexistent/credentials.json' })))).toEqual([
+      'REDELIVER_MQTT_CREDENTIALS_FILE: /nonexistent/credentials.json cannot be read as JSON: ENOENT: no such file or directory, open \'/nonexistent/credentials.json\'',
+    ]);
+  });
+});
+
 describe('validated at start', () => {
   test('createWorker refuses a bad environment before it connects anywhere', async () => {
     await expect(createWorker({ env: env({ TEMPORAL_ADDRESS: 'nowhere', REDELIVER_ALLOW_ADDRESSES: 'lan' }) })).rejects.toThrow(
@@ -226,6 +266,20 @@ describe('validated at start', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('REDELIVER_MAX_CONCURRENT_ATTEMPTS: must be a whole number above 0, got "lots"');
     expect(run.stderr).toContain('TEMPORAL_TLS: must be true or false, got "on"');
+  });
+
+  test('`redeliver worker` with an MQTT credential bound to no broker exits 2 before it connects, naming the variable', async () => {
+    const credential = JSON.stringify({ username: 'gw', password: 'hunter2' });
+    const run = await runCli(['worker', '--address', '127.0.0.1:1'], { HOME, REDELIVER_MQTT_CREDENTIALS_HUB_ACME: credential });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('REDELIVER_MQTT_CREDENTIALS_HUB_ACME: "brokers" is required');
+    expect(run.stderr).not.toContain('hunter2');
+  });
+
+  test('createWorker checks the credentials of the environment it is given', async () => {
+    await expect(createWorker({ address: '127.0.0.1:1', env: env({ REDELIVER_MQTT_CREDENTIALS_HUB_ACME: JSON.stringify({ password: 'x' }) }) })).rejects.toThrow(
+      'REDELIVER_MQTT_CREDENTIALS_HUB_ACME: "brokers" is required',
+    );
   });
 
   test('a Redeliver on a client without the configured keys is refused: it would store plain text', async () => {

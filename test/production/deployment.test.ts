@@ -54,7 +54,8 @@ interface ComposeFile {
 
 const KEYS = 'k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=';
 const raw = parse(read('docker-compose.yml')) as ComposeFile;
-const compose = interpolate(raw, { REDELIVER_ENCRYPTION_KEYS: KEYS }) as ComposeFile;
+const TOKEN = 'test-codec-token-0123456789';
+const compose = interpolate(raw, { REDELIVER_ENCRYPTION_KEYS: KEYS, REDELIVER_CODEC_TOKEN: TOKEN }) as ComposeFile;
 const worker = compose.services.worker!;
 
 describe('docker-compose.yml', () => {
@@ -69,7 +70,11 @@ describe('docker-compose.yml', () => {
   });
 
   test('will not start without encryption keys: message bodies are never stored in plain text', () => {
-    expect(() => interpolate(raw, {})).toThrow('required variable REDELIVER_ENCRYPTION_KEYS is missing a value');
+    expect(() => interpolate(raw, { REDELIVER_CODEC_TOKEN: TOKEN })).toThrow('required variable REDELIVER_ENCRYPTION_KEYS is missing a value');
+  });
+
+  test('will not start without a codec token: the codec server decrypts only for callers that hold it', () => {
+    expect(() => interpolate(raw, { REDELIVER_ENCRYPTION_KEYS: KEYS })).toThrow('required variable REDELIVER_CODEC_TOKEN is missing a value');
   });
 
   test('pins official images to versions that go with the Temporal CLI the tests run (Temporal Server 1.32, UI 2.54)', () => {
@@ -141,7 +146,8 @@ describe('docker-compose.yml', () => {
     for (const variable of Object.keys(codec.environment!)) expect(ENVIRONMENT.find((v) => v.name === variable)?.readBy).toContain('codec-server');
     // the UI calls it at the address the browser knows, from the origin the codec server allows
     const ui = compose.services['temporal-ui']!.environment!;
-    expect(ui.TEMPORAL_CODEC_ENDPOINT).toBe(`http://localhost:${port}`);
+    expect(ui.TEMPORAL_CODEC_ENDPOINT).toBe(`http://localhost:${port}/${TOKEN}`);
+    expect(codec.environment!.REDELIVER_CODEC_TOKEN).toBe(TOKEN);
     expect(codec.environment!.REDELIVER_CODEC_CORS_ORIGINS).toBe(ui.TEMPORAL_CORS_ORIGINS);
   });
 });

@@ -1,15 +1,23 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { request, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { Redeliver } from '../../src/client';
 import { AesGcmPayloadCodec, CIPHER, ENCRYPTED_ENCODING, KEY_ID_METADATA } from '../../src/encryption/codec';
 import { startCodecServer, type CodecServer } from '../../src/encryption/codec-server';
 import { parseKeyRing } from '../../src/encryption/keys';
 import { startFlakyEndpoint, type FlakyEndpoint } from '../../src/demo/flaky-endpoint';
 import { startDevServer, type DevServer } from '../../src/dev/dev-server';
+import { buildProgram } from '../../src/cli/main';
+import { CLI, runCli, type CliRun } from '../support/cli';
 import { freePort } from '../support/ports';
-import { startHarness } from '../support/temporal';
+import { startHarness, testAddress, type Harness } from '../support/temporal';
+import { waitFor } from '../support/wait';
 
 // Payload encryption: message bodies and target credentials never reach Temporal's database in plain text.
 
@@ -62,52 +70,130 @@ describe('the codec server', () => {
   let server: CodecServer;
   const codec = new AesGcmPayloadCodec(RING);
   const UI = 'http://localhost:8080';
+  const TOKEN = 'operators-only-0123456789abcdef';
   const asJson = (p: Payload) => ({
     metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v!).toString('base64')])),
     data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
   });
-  const post = (route: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${server.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-namespace': 'default', ...headers }, body: JSON.stringify(body) });
+  const port = () => new URL(server.url).port;
+  /** A raw request: fetch() would not let a test choose the Host header, which is what DNS rebinding changes. */
+  const call = (path: string, headers: Record<string, string> = {}, body?: unknown, method = 'POST') =>
+    new Promise<{ status: number; headers: IncomingHttpHeaders; text: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: port(), path, method, headers: { host: `localhost:${port()}`, 'content-type': 'application/json', 'x-namespace': 'default', ...headers } }, (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
+      });
+      req.once('error', reject);
+      req.end(body === undefined ? undefined : JSON.stringify(body));
+    });
+  const secret = async () => ({ payloads: [asJson((await codec.encode([payloadOf({ body: 'hello device' })]))[0]!)] });
+  const decoded = (text: string) => {
+    const { payloads } = JSON.parse(text) as { payloads: { metadata: Record<string, string>; data: string }[] };
+    expect(Buffer.from(payloads[0]!.metadata.encoding!, 'base64').toString()).toBe('json/plain');
+    return JSON.parse(Buffer.from(payloads[0]!.data, 'base64').toString()) as unknown;
+  };
 
   beforeAll(async () => {
-    server = await startCodecServer({ codec, port: 0, corsOrigins: [UI], authorization: 'Bearer operators-only' });
+    server = await startCodecServer({ codec, port: 0, corsOrigins: [UI], token: TOKEN, allowedHosts: ['codec.example.com'] });
   });
   afterAll(() => server?.close());
 
-  test('decodes what the workers encrypted, for the UI, and encodes', async () => {
-    const [encrypted] = await codec.encode([payloadOf({ body: 'hello device' })]);
-    const res = await post('/decode', { payloads: [asJson(encrypted!)] }, { authorization: 'Bearer operators-only', origin: UI });
-    expect(res.status).toBe(200);
-    expect(res.headers.get('access-control-allow-origin')).toBe(UI);
-    const { payloads } = (await res.json()) as { payloads: { metadata: Record<string, string>; data: string }[] };
-    expect(Buffer.from(payloads[0]!.metadata.encoding!, 'base64').toString()).toBe('json/plain');
-    expect(JSON.parse(Buffer.from(payloads[0]!.data, 'base64').toString())).toEqual({ body: 'hello device' });
+  test('decodes for the bearer of the token: as an Authorization header, or as the first path segment (how the UI sends it)', async () => {
+    const withHeader = await call('/decode', { authorization: `Bearer ${TOKEN}` }, await secret());
+    expect(withHeader.status).toBe(200);
+    expect(decoded(withHeader.text)).toEqual({ body: 'hello device' });
+    const inPath = await call(`/${TOKEN}/decode`, { origin: UI }, await secret());
+    expect(inPath.status).toBe(200);
+    expect(inPath.headers['access-control-allow-origin']).toBe(UI);
+    expect(decoded(inPath.text)).toEqual({ body: 'hello device' });
 
-    const encoded = (await (await post('/encode', { payloads: payloads }, { authorization: 'Bearer operators-only' })).json()) as { payloads: { metadata: Record<string, string> }[] };
-    expect(Buffer.from(encoded.payloads[0]!.metadata[KEY_ID_METADATA]!, 'base64').toString()).toBe('k2');
+    const { payloads } = JSON.parse(inPath.text) as { payloads: unknown[] };
+    const encoded = await call(`/${TOKEN}/encode`, {}, { payloads });
+    expect(encoded.status).toBe(200);
+    const keyId = (JSON.parse(encoded.text) as { payloads: { metadata: Record<string, string> }[] }).payloads[0]!.metadata[KEY_ID_METADATA]!;
+    expect(Buffer.from(keyId, 'base64').toString()).toBe('k2');
   });
 
-  test("answers the UI's CORS preflight for its origin only", async () => {
+  test('without the token: 401, and nothing is decrypted', async () => {
+    for (const [path, headers] of [
+      ['/decode', {}],
+      ['/decode', { authorization: 'Bearer guess' }],
+      ['/decode', { authorization: TOKEN }],
+      ['/guess/decode', {}],
+      [`/${TOKEN}x/decode`, {}],
+      ['/encode', {}],
+    ] as [string, Record<string, string>][]) {
+      const res = await call(path, headers, await secret());
+      expect([path, res.status]).toEqual([path, 401]);
+      expect(res.text).not.toContain(Buffer.from('hello device').toString('base64'));
+      expect(res.text).toMatch(/REDELIVER_CODEC_TOKEN/);
+    }
+  });
+
+  test('a request addressed to a name that is not the server\'s (DNS rebinding) is refused, token or not', async () => {
+    for (const host of [`attacker.example:${port()}`, 'attacker.example', `localhost.attacker.example:${port()}`, `127.0.0.1.nip.io:${port()}`]) {
+      const res = await call(`/${TOKEN}/decode`, { host }, await secret());
+      expect([host, res.status]).toEqual([host, 403]);
+      expect(res.text).toContain('Host');
+      expect(res.text).not.toContain(Buffer.from('hello device').toString('base64'));
+    }
+    // the server's own names: loopback, and the names configured for it (a proxy's)
+    for (const host of [`localhost:${port()}`, `127.0.0.1:${port()}`, `[::1]:${port()}`, 'codec.example.com', `CODEC.example.com:443`]) {
+      expect([host, (await call(`/${TOKEN}/decode`, { host }, await secret())).status]).toEqual([host, 200]);
+    }
+  });
+
+  test("a foreign Origin is refused; the UI's gets CORS, and its preflight an answer", async () => {
+    const foreign = await call(`/${TOKEN}/decode`, { origin: 'https://evil.example' }, await secret());
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
+    expect(foreign.text).not.toContain(Buffer.from('hello device').toString('base64'));
+    expect((await call(`/${TOKEN}/decode`, { origin: 'null' }, await secret())).status).toBe(403);
+
     const preflight = (origin: string) =>
-      fetch(`${server.url}/decode`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace,authorization' } });
+      call(`/${TOKEN}/decode`, { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace,authorization' }, undefined, 'OPTIONS');
     const ok = await preflight(UI);
     expect(ok.status).toBe(204);
-    expect(ok.headers.get('access-control-allow-origin')).toBe(UI);
-    expect(ok.headers.get('access-control-allow-headers')).toContain('X-Namespace');
-    expect(ok.headers.get('access-control-allow-credentials')).toBe('true');
+    expect(ok.headers['access-control-allow-origin']).toBe(UI);
+    expect(ok.headers['access-control-allow-headers']).toContain('X-Namespace');
+    expect(ok.headers['access-control-allow-credentials']).toBe('true');
     const other = await preflight('https://evil.example');
     expect(other.status).toBe(403);
-    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
   });
 
-  test('refuses a request without the authorization it demands, and bad bodies', async () => {
-    expect((await post('/decode', { payloads: [] })).status).toBe(401);
-    expect((await post('/decode', { payloads: [] }, { authorization: 'Bearer guess' })).status).toBe(401);
-    expect((await post('/decode', { nope: 1 }, { authorization: 'Bearer operators-only' })).status).toBe(400);
+  test('bad bodies and payloads of another key are 400', async () => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    expect((await call('/decode', auth, { nope: 1 })).status).toBe(400);
     const [foreign] = await new AesGcmPayloadCodec(parseKeyRing(`k9:${key(9)}`)).encode([payloadOf('x')]);
-    const res = await post('/decode', { payloads: [asJson(foreign!)] }, { authorization: 'Bearer operators-only' });
+    const res = await call('/decode', auth, { payloads: [asJson(foreign!)] });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { message: string }).message).toContain('key id "k9"');
+    expect((JSON.parse(res.text) as { message: string }).message).toContain('key id "k9"');
+  });
+
+  test('listens on loopback unless told otherwise, and will not start without a token or with a wildcard origin', async () => {
+    const other = await startCodecServer({ codec, port: 0, token: TOKEN });
+    try {
+      expect((other.server.address() as AddressInfo).address).toBe('127.0.0.1');
+    } finally {
+      await other.close();
+    }
+    await expect(startCodecServer({ codec, port: 0, token: '' })).rejects.toThrow(/token/);
+    await expect(startCodecServer({ codec, port: 0, token: 'short' })).rejects.toThrow(/token/);
+    await expect(startCodecServer({ codec, port: 0, token: TOKEN, corsOrigins: ['*'] })).rejects.toThrow(/origin/);
+  });
+
+  test('`redeliver codec-server` refuses to start without REDELIVER_CODEC_TOKEN, and listens on 127.0.0.1 by default', async () => {
+    const keys = `k2:${key(2)}`;
+    const run = await runCliBriefly(['codec-server', '--port', '0'], { REDELIVER_ENCRYPTION_KEYS: keys, REDELIVER_CODEC_TOKEN: '' });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/REDELIVER_CODEC_TOKEN: is not set/);
+    const bad = await runCliBriefly(['codec-server', '--port', '0'], { REDELIVER_ENCRYPTION_KEYS: keys, REDELIVER_CODEC_TOKEN: 'has spaces in it, and is short' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/REDELIVER_CODEC_TOKEN: must be/);
+    const host = buildProgram().commands.find((c) => c.name() === 'codec-server')!.options.find((o) => o.long === '--host')!;
+    expect(host.defaultValue).toBe('127.0.0.1');
   });
 });
 
@@ -228,3 +314,95 @@ async function waitForDatabase(found: () => boolean): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** Runs the CLI, stopping it after 15 s: a command that should refuse to start must not be left serving if it starts. */
+function runCliBriefly(args: string[], env: NodeJS.ProcessEnv): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const timer = setTimeout(() => child.kill('SIGTERM'), 15_000);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('encryption configured on one side only', () => {
+  let keyed: Harness;
+  let endpoint: FlakyEndpoint;
+  const conn = () => ['--address', testAddress(), '--task-queue', keyed.taskQueue];
+  const keylessEnv = { REDELIVER_ENCRYPTION_KEYS: '', REDELIVER_ENCRYPTION_KEYS_FILE: '' };
+
+  beforeAll(async () => {
+    [keyed, endpoint] = await Promise.all([startHarness(testAddress(), { encryptionKeys: RING }), startFlakyEndpoint()]);
+  });
+  afterAll(async () => {
+    await keyed?.stop();
+    await endpoint?.close();
+  });
+
+  test('a worker with keys ends a delivery submitted without them, naming the variable, and sends nothing', async () => {
+    const connection = await Connection.connect({ address: testAddress() });
+    try {
+      const keyless = new Redeliver(new Client({ connection }), { taskQueue: keyed.taskQueue });
+      const handle = await keyless.submit({
+        kind: 'event', tenant: 'acme', device: 'plain-1', messageId: randomUUID(), payload: { reading: 'in plain text' },
+        target: { url: `${endpoint.url}/plain`, headers: { authorization: 'Bearer plain-token' } },
+      });
+      const result = await keyed.redeliver.getHandle(handle.deliveryId).result();
+      expect(result).toMatchObject({ outcome: 'rejected', lastError: { class: 'client', code: 'unencrypted-submission' } });
+      expect(result.reason).toMatch(/submitted without encryption, but this worker has REDELIVER_ENCRYPTION_KEYS set/);
+      expect(endpoint.received.filter((r) => r.path === '/plain')).toEqual([]);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  test('`list`, `status` and `dead-letters` without keys show what the search attributes say, the rest marked encrypted', async () => {
+    const submit = (device: string, target: string) =>
+      keyed.redeliver.submit({ kind: 'event', tenant: 'sealed', device, messageId: randomUUID(), payload: { secret: 'sealed' }, target: `${endpoint.url}${target}` });
+    const [delivered, rejected, waiting] = [await submit('sealed-1', '/ok'), await submit('sealed-2', '/gone?fail=9&status=404'), await submit('sealed-3', '/down?fail=99&status=503')];
+    await Promise.all([delivered.result(), rejected.result()]);
+    await waitFor(() => waiting.status(), (s) => s.state === 'waiting', 15_000, 'waiting');
+    await waitFor(() => keyed.redeliver.count({ tenant: 'sealed' }), (n) => n === 3, 15_000, 'visibility');
+    try {
+      const list = await runCli(['list', '--tenant', 'sealed', ...conn()], keylessEnv);
+      expect(list.stderr).toBe('');
+      expect(list.code).toBe(0);
+      for (const [handle, state] of [[delivered, 'delivered'], [rejected, 'rejected'], [waiting, 'waiting']] as const) {
+        expect(list.stdout).toMatch(new RegExp(`^${state} +event .*${handle.deliveryId}$`, 'm'));
+      }
+      expect(list.stdout).toMatch(/encrypted.*REDELIVER_ENCRYPTION_KEYS/);
+      const json = await runCli(['list', '--tenant', 'sealed', '--json', ...conn()], keylessEnv);
+      expect(json.code).toBe(0);
+      expect((JSON.parse(json.stdout) as { deliveryId: string; state: string; encrypted?: boolean }[]).map((r) => [r.deliveryId, r.state, r.encrypted]).sort()).toEqual(
+        [[delivered.deliveryId, 'delivered', true], [rejected.deliveryId, 'rejected', true], [waiting.deliveryId, 'waiting', true]].sort(),
+      );
+
+      for (const [handle, state] of [[rejected, 'rejected'], [waiting, 'waiting']] as const) {
+        const status = await runCli(['status', handle.deliveryId, '--json', ...conn()], keylessEnv);
+        expect(status.code).toBe(0);
+        expect(JSON.parse(status.stdout)).toMatchObject({ deliveryId: handle.deliveryId, state, kind: 'event', tenant: 'sealed', endpoint: new URL(endpoint.url).host, encrypted: { keyId: 'k2' } });
+        const words = await runCli(['status', handle.deliveryId, ...conn()], keylessEnv);
+        expect(words.stdout).toMatch(new RegExp(`state +${state}`));
+        expect(words.stdout).toMatch(/encrypted with key k2.*REDELIVER_ENCRYPTION_KEYS/);
+      }
+      const letters = await runCli(['dead-letters', '--tenant', 'sealed', ...conn()], keylessEnv);
+      expect(letters.code).toBe(0);
+      expect(letters.stdout).toContain(rejected.deliveryId);
+      const show = await runCli(['dead-letters', 'show', rejected.deliveryId, ...conn()], keylessEnv);
+      expect(show.stderr).toBe('');
+      expect(show.code).toBe(0);
+      expect(show.stdout).toMatch(new RegExp(`^${rejected.deliveryId}: rejected after 1 attempt`));
+      expect(show.stdout).toMatch(/encrypted with key k2.*REDELIVER_ENCRYPTION_KEYS/);
+      expect(show.stdout).not.toContain('sealed');
+    } finally {
+      await waiting.cancel();
+    }
+  });
+});

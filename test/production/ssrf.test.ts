@@ -10,6 +10,8 @@ import { classify } from '../../src/classify';
 import { validateDelivery } from '../../src/delivery/validate';
 import { checkPeer, AddressGuard, type LookupFunction } from '../../src/transports/address-guard';
 import { createHttpAgent, sendHttp } from '../../src/transports/http';
+import { createMqttPool, type MqttEndpoint } from '../../src/transports/mqtt';
+import { startTcpListener, type TcpListener } from '../support/tcp-listener';
 import { startHarness, type Harness } from '../support/temporal';
 
 // The SSRF guard where it acts: on the address each connection is about to be made to. No real DNS: names
@@ -144,6 +146,72 @@ describe('by default, nothing but public addresses', () => {
   });
 });
 
+describe('no socket before the guard has spoken, on every transport', () => {
+  // A listener that counts TCP connections, not requests: a refusal that comes after the connect is too late.
+  const listeners: { v4?: TcpListener; v6?: TcpListener } = {};
+  beforeAll(async () => {
+    [listeners.v4, listeners.v6] = await Promise.all([startTcpListener('127.0.0.1'), startTcpListener('::1')]);
+  });
+  afterAll(async () => {
+    await Promise.all([listeners.v4?.close(), listeners.v6?.close()]);
+  });
+
+  /** The literals that reach a listener: on 127.0.0.1 (0.0.0.0 connects to loopback on Linux) or on ::1. */
+  const literals = (schemes: string[]) => {
+    const cases: [string, () => TcpListener | undefined, (l: TcpListener) => string][] = [];
+    for (const scheme of schemes) {
+      cases.push([`${scheme}://127.0.0.1`, () => listeners.v4, (l) => l.url(scheme)]);
+      cases.push([`${scheme}://0.0.0.0`, () => listeners.v4, (l) => `${scheme}://0.0.0.0:${l.port}`]);
+      cases.push([`${scheme}://[::ffff:127.0.0.1]`, () => listeners.v4, (l) => `${scheme}://[::ffff:127.0.0.1]:${l.port}`]);
+      cases.push([`${scheme}://[::1]`, () => listeners.v6, (l) => l.url(scheme)]);
+    }
+    return cases;
+  };
+
+  /** Runs the attempt and expects it refused by the guard with no connection at the listener. */
+  const refusedWithoutConnecting = async (listener: TcpListener | undefined, attempt: () => Promise<{ kind: string }>) => {
+    if (!listener) return; // no IPv6 on this machine
+    const before = await listener.settled();
+    expect(await attempt()).toMatchObject({ kind: 'blocked-address' });
+    expect(await listener.settled()).toBe(before);
+  };
+
+  test.each(literals(['http', 'https']))('HTTP: %s is refused with no connection', async (_what, listener, url) => {
+    const agent = createHttpAgent();
+    try {
+      await refusedWithoutConnecting(listener(), async () => (await send(url(listener()!), agent)).outcome);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  test.each(literals(['mqtt', 'mqtts']))('MQTT delivery: %s is refused with no connection', async (_what, listener, url) => {
+    const pool = createMqttPool({ credentials: () => undefined, allow: [] });
+    try {
+      await refusedWithoutConnecting(listener(), async () => {
+        const publish = { url: url(listener()!), protocolVersion: '5', credential: null, tls: null, topic: 't', payload: 'x', qos: 1, timeoutMs: 5_000 } as const;
+        return (await pool.publish(publish)).outcome;
+      });
+      expect(pool.stats().connections).toBe(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test.each(literals(['mqtt', 'mqtts']))('MQTT command subscription: %s is refused with no connection', async (_what, listener, url) => {
+    const pool = createMqttPool({ credentials: () => undefined, allow: [] });
+    try {
+      await refusedWithoutConnecting(listener(), async () => {
+        const endpoint: MqttEndpoint = { url: url(listener()!), protocolVersion: '5', credential: null, tls: null };
+        const connected = await pool.connectDedicated(endpoint, { clientId: 'ssrf-test', clean: true, timeoutMs: 5_000 });
+        return connected.ok ? { kind: 'connected' } : connected.outcome;
+      });
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
 describe('an allow-list opens ranges explicitly', () => {
   test('with loopback allowed, the same name reaches the endpoint through the same lookup', async () => {
     const lookup = fakeDns({ 'innocent.example': '127.0.0.1' });
@@ -228,6 +296,17 @@ describe('a refused target ends the delivery as rejected', () => {
       expect(result).toMatchObject({ outcome: 'rejected', attempts: 1, lastError: { class: 'client', code: 'ssrf-blocked' } });
       expect(result.reason).toContain('127.0.0.1 is a loopback address');
       expect(endpoint.connections).toBe(before);
+    });
+
+    test('an MQTT delivery to a loopback broker is rejected at once, and no connection is made', async () => {
+      const broker = (await startTcpListener('127.0.0.1'))!;
+      try {
+        const handle = await h.redeliver.submit({ kind: 'event', tenant: 'acme', device: 'd1', messageId: randomUUID(), target: broker.url('mqtt'), payload: 'x' });
+        expect(await handle.result()).toMatchObject({ outcome: 'rejected', attempts: 1, lastError: { class: 'client', code: 'ssrf-blocked' } });
+        expect(await broker.settled()).toBe(0);
+      } finally {
+        await broker.close();
+      }
     });
   });
 });

@@ -4,8 +4,8 @@ import type { AddressInfo, Socket } from 'node:net';
 
 /** What a route does with one request. */
 export type Reply =
-  /** Answer with this status after `delayMs` (default 0), with a Retry-After header if given. */
-  | { status: number; delayMs?: number; retryAfter?: string }
+  /** Answer with this status after `delayMs` (default 0), with a Retry-After header and a body if given. */
+  | { status: number; delayMs?: number; retryAfter?: string; body?: string }
   /** Reset the connection (RST) after `delayMs`, without an answer. */
   | { reset: true; delayMs?: number };
 
@@ -82,7 +82,7 @@ export async function startReceiver(): Promise<Receiver> {
         }
         res.writeHead(reply.status, { 'content-type': 'text/plain', ...(reply.retryAfter && { 'retry-after': reply.retryAfter }) });
         // written in full to an open socket; a client that gave up before then never had the answer
-        res.end(reply.status < 300 ? 'accepted\n' : 'scripted failure\n', () => (entry.outcome = reply.status));
+        res.end(reply.body ?? (reply.status < 300 ? 'accepted\n' : 'scripted failure\n'), () => (entry.outcome = reply.status));
         res.once('close', () => {
           if (entry.outcome === 'pending') entry.outcome = 'lost';
         });

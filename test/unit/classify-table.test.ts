@@ -124,5 +124,9 @@ function samplesOf(row: DocRow): Sample[] {
       { label: 'DNS name', outcome: { kind: 'blocked-address', host: 'rebind.example', ...vars }, code, vars, note: 'rebind.example resolves to it' },
     ];
   }
+  if (code === 'secret-not-bound') {
+    const vars = { secret: 'MQTT credential "hub-acme"', target: 'mqtt://attacker.example:1883', hint: 'If it is trusted, add it to "brokers" in REDELIVER_MQTT_CREDENTIALS_HUB_ACME' };
+    return [{ label: 'another broker', outcome: { kind: 'unbound-secret', ...vars }, code, vars }];
+  }
   throw new Error(`no sample outcome for ${code}: teach samplesOf this row`);
 }

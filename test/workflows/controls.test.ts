@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeliveryControlError, Redeliver } from '../../src/client';
 import type { DeliveryInput } from '../../src/delivery/types';
+import { startReceiver, type Receiver } from '../support/receiver';
 import { useHarnessAndEndpoint } from '../support/setup';
 import { waitFor } from '../support/wait';
 
@@ -94,4 +95,54 @@ test('a long delivery continues as new, carrying its attempts, first attempt tim
     const history = await env.h.client.workflow.getHandle(handle.deliveryId, run.runId).fetchHistory();
     expect(history.events!.length).toBeLessThanOrEqual(20 + 15);
   }
+});
+
+describe('every control answers with the attempts the receiver saw', () => {
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+  });
+  afterAll(() => receiver.close());
+
+  // attempts 300 ms apart, retried by Temporal's server: the workflow's own count lags behind
+  const failingUntil = (path: string, accept: () => boolean): DeliveryInput => {
+    receiver.route(path, () => (accept() ? { status: 202 } : { status: 503 }));
+    return { kind: 'event', tenant: 'acme', device: `count-${randomUUID().slice(0, 8)}`, messageId: randomUUID(), payload: { n: 1 }, target: `${receiver.url}${path}`,
+      policy: { jitter: 'none', initial: '300ms', min: '300ms', max: '300ms' } };
+  };
+  const seen = (input: DeliveryInput) => receiver.of(input.messageId!).map((r) => r.attempt);
+
+  test('pause, resume, retry now and the result', async () => {
+    let accepting = false;
+    const input = failingUntil('/counted', () => accepting);
+    const handle = await env.h.redeliver.submit(input);
+    await waitFor(async () => seen(input).length, (n) => n >= 4, 15_000, 'four attempts');
+
+    const paused = await handle.pause('count');
+    // the pause answers once the retrying has stopped: an attempt in flight then has finished, and no other comes
+    expect(seen(input)).toEqual(Array.from({ length: paused.attempts }, (_, i) => i + 1));
+    expect((await handle.status()).attempts).toBe(paused.attempts);
+    const resumed = await handle.resume();
+    expect(resumed.attempts).toBe(paused.attempts);
+
+    await waitFor(async () => seen(input).length, (n) => n >= paused.attempts + 3, 15_000, 'three more attempts');
+    const retried = await handle.retryNow();
+    // what retry now answers is what was sent: the next attempt the receiver sees is the one after it
+    await waitFor(async () => seen(input).length, (n) => n > retried.attempts, 15_000, 'the attempt retry now asked for');
+    expect(seen(input).slice(0, retried.attempts + 1)).toEqual(Array.from({ length: retried.attempts + 1 }, (_, i) => i + 1));
+
+    accepting = true;
+    const result = await handle.result();
+    expect(result).toMatchObject({ outcome: 'delivered', attempts: seen(input).length });
+  });
+
+  test('cancel, and the result of the cancelled delivery', async () => {
+    const input = failingUntil('/counted-cancel', () => false);
+    const handle = await env.h.redeliver.submit(input);
+    await waitFor(async () => seen(input).length, (n) => n >= 4, 15_000, 'four attempts');
+    const cancelled = await handle.cancel();
+    expect(await handle.result()).toMatchObject({ outcome: 'cancelled', attempts: seen(input).length });
+    expect(cancelled).toMatchObject({ state: 'cancelled', attempts: seen(input).length });
+    expect(seen(input)).toEqual(Array.from({ length: cancelled.attempts }, (_, i) => i + 1));
+  });
 });

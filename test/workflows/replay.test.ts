@@ -25,6 +25,10 @@ test('every recorded history replays on the current workflow code', async () => 
     expect(histories.map((h) => h.workflowId)).toContain(`deliveryWorkflow_${path}.json`);
     expect(histories.map((h) => h.workflowId)).toContain(`deliveryWorkflow_timers-${path}.json`);
   }
+  // the controls as recorded before they answered with the retrying activity's own count (true-attempt-counts)
+  for (const path of ['cancelled', 'retry-now', 'paused-resumed']) {
+    expect(histories.map((h) => h.workflowId)).toContain(`deliveryWorkflow_stale-counts-${path}.json`);
+  }
   expect(histories.map((h) => h.workflowId)).toContain('deliveryWorkflow_class-changed.json');
   expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_reports.json');
   // MQTT: a delivery over MQTT (a command's response), refused and unknown-credential attempts, command subscriptions

@@ -75,6 +75,9 @@ describe('every validation error names the field and the value', () => {
     ['deadline in the past', { deadline: '2020-01-01T00:00:00Z' }, 'deadline', /in the past: got "2020-01-01T00:00:00Z", now is 2026-06-01/],
     ['deadline now', { deadline: NOW }, 'deadline', /in the past/],
     ['deadline that is no date', { deadline: 'tomorrow' }, 'deadline', /must be a date .*got "tomorrow"/],
+    // longer than a timer or a Date can hold would leave the delivery stuck (issue 15)
+    ['max beyond 10 years', { max: 1e300, initial: 1000 }, 'max', /at most 10 years \(3650 days\), got 1e\+300/],
+    ['maxAge beyond 10 years', { maxAge: '11 years' }, 'maxAge', /at most 10 years \(3650 days\), got "11 years"/],
   ])('%s', (_name, input, field, message) => {
     const problem = only(input);
     expect(problem.field).toBe(field);

@@ -1,0 +1,44 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { runCli } from '../support/cli';
+
+// nothing listens there: a flag refused before connecting is refused at once, one that is not would fail (exit 3)
+const NOWHERE = ['--address', '127.0.0.1:1'];
+
+test.each([
+  ['list', '--limit', 'abc'],
+  ['list', '--limit', '0'],
+  ['list', '--limit', '2.5'],
+  ['dead-letters', '--limit', 'lots'],
+  ['redrive', '--all', '--concurrency', 'x'],
+  ['watch', '--interval', 'abc'],
+  ['worker', '--concurrency', '-1'],
+  ['dev', '--port', '99999'],
+  ['dev', '--ui-port', 'abc'],
+  ['schedule', '--draws', 'abc'],
+  ['simulate', '--clients', '1e2'],
+])('%s %s %s: exit 2 naming the flag', async (...args: string[]) => {
+  const flag = args[args.length - 2]!;
+  const run = await runCli([...args, ...(['schedule', 'simulate', 'dev'].includes(args[0]!) ? [] : NOWHERE)]);
+  expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 2, stdout: '' });
+  expect(run.stderr).toContain(`${flag}: must be a whole number`);
+});
+
+test.each(['--deadline 2030-01-01T00:00:00Z', '--request-id r-1', '--status 204'])('submit --kind event %s: exit 2, the flag is for command responses', async (flag) => {
+  const run = await runCli(['submit', '--kind', 'event', '--tenant', 'acme', '--device', 'd', '--target', 'http://127.0.0.1:1/x', ...flag.split(' '), ...NOWHERE]);
+  expect(run.code).toBe(2);
+  expect(run.stderr).toContain(`${flag.split(' ')[0]}: is for command responses (--kind command-response), not event`);
+});
+
+test('submit with a bad field: exit 2 naming it before connecting to anything (one, and a file of many)', async () => {
+  const one = await runCli(['submit', '--kind', 'event', '--tenant', 'acme', '--device', 'd\u0007', '--target', 'http://127.0.0.1:1/x', ...NOWHERE]);
+  expect({ code: one.code, stdout: one.stdout }).toEqual({ code: 2, stdout: '' });
+  expect(one.stderr).toContain('device');
+  const input = { kind: 'event', tenant: 'acme', device: 'd', target: { url: 'http://127.0.0.1:1/x', headers: { 'Transfer-Encoding': 'chunked' } } };
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'redeliver-flags-')), 'deliveries.ndjson');
+  writeFileSync(file, `${JSON.stringify({ ...input, device: 'ok' })}\n${JSON.stringify(input)}\n`);
+  const many = await runCli(['submit', '--file', file, ...NOWHERE]);
+  expect({ code: many.code, stdout: many.stdout }).toEqual({ code: 2, stdout: '' });
+  expect(many.stderr).toContain('[1].target.headers');
+});

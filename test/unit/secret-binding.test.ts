@@ -1,0 +1,113 @@
+import { classify } from '../../src/classify';
+import { MQTT_CREDENTIAL } from '../../src/transports/mqtt-credentials';
+import { bindingAllows, parseBinding, releaseSecret, targetOrigin, type SecretKind } from '../../src/transports/secret-binding';
+
+// A secret the worker resolves by name goes only to the targets it is bound to: how targets compare.
+
+const ports = MQTT_CREDENTIAL.ports;
+
+describe('targetOrigin: where a connection to the URL goes, in one spelling', () => {
+  test.each([
+    ['mqtt://hub.example.com', 'mqtt://hub.example.com:1883'],
+    ['mqtts://hub.example.com', 'mqtts://hub.example.com:8883'],
+    ['mqtts://HUB.Example.COM:8883', 'mqtts://hub.example.com:8883'],
+    ['MQTT://hub.example.com:1883/', 'mqtt://hub.example.com:1883'],
+    ['mqtt://hub.example.com:01883', 'mqtt://hub.example.com:1883'],
+    ['mqtts://[0:0::1]:8883', 'mqtts://[::1]:8883'],
+    ['mqtt://10.0.0.5', 'mqtt://10.0.0.5:1883'],
+  ])('%s → %s', (url, origin) => {
+    expect(targetOrigin(url, ports)).toBe(origin);
+  });
+
+  test('anything it cannot place is an error, not a match', () => {
+    expect(() => targetOrigin('hub.example.com', ports)).toThrow('is not a URL');
+    expect(() => targetOrigin('hub.example.com:1883', ports)).toThrow('scheme hub.example.com is not one of mqtt, mqtts');
+    expect(() => targetOrigin('https://hub.example.com', ports)).toThrow('scheme https is not one of mqtt, mqtts');
+    expect(() => targetOrigin('mqtt://', ports)).toThrow('names no host');
+  });
+});
+
+describe('bindingAllows: scheme, host (case-insensitive) and port (default filled in) must all match', () => {
+  const binding = parseBinding(['mqtts://Hub.Example.com', 'mqtt://10.0.0.5:1884'], MQTT_CREDENTIAL);
+
+  test.each(['mqtts://hub.example.com:8883', 'mqtts://HUB.EXAMPLE.COM', 'mqtts://hub.example.com:8883/', 'mqtt://10.0.0.5:1884'])('%s may receive it', (url) => {
+    expect(bindingAllows(binding, url, ports)).toBe(true);
+  });
+
+  test.each([
+    ['another host', 'mqtts://attacker.example:8883'],
+    ['a host that merely ends like it', 'mqtts://evilhub.example.com:8883'],
+    ['another port', 'mqtts://hub.example.com:8884'],
+    ['the same host without TLS', 'mqtt://hub.example.com:8883'],
+    ['the default port of the other scheme', 'mqtt://hub.example.com'],
+    ['a trailing dot (another spelling is another broker)', 'mqtts://hub.example.com.:8883'],
+    ['the same address spelt otherwise', 'mqtt://10.0.0.05:1884'],
+    ['the right port of another entry', 'mqtt://10.0.0.5:1883'],
+    ['not a URL', 'hub.example.com'],
+  ])('%s (%s) may not', (_what, url) => {
+    expect(bindingAllows(binding, url, ports)).toBe(false);
+  });
+});
+
+describe('parseBinding: the configured list, checked at start', () => {
+  test('is required, and not empty', () => {
+    expect(() => parseBinding(undefined, MQTT_CREDENTIAL)).toThrow('"brokers" is required: the brokers this MQTT credential may be sent to, e.g. "brokers": ["mqtts://hub.example.com:8883"]');
+    expect(() => parseBinding([], MQTT_CREDENTIAL)).toThrow('"brokers" is required');
+    expect(() => parseBinding('mqtt://hub', MQTT_CREDENTIAL)).toThrow('"brokers" must be a list of URLs');
+  });
+
+  test('each entry is a broker alone; a password in one is never repeated', () => {
+    expect(() => parseBinding(['mqtt://hub:1883', 'mqtt://hub:1883/path', 42, 'mqtt://u:hunter2@hub', 'ftp://hub', 'mqtt://hub?x=1'], MQTT_CREDENTIAL)).toThrow(
+      '"brokers": entry 2 ("mqtt://hub:1883/path"): must be scheme://host[:port] alone, without a path, query or fragment; ' +
+        'entry 3: must be a string; entry 4: must not carry a user name or password; entry 5 ("ftp://hub"): scheme ftp is not one of mqtt, mqtts; ' +
+        'entry 6 ("mqtt://hub?x=1"): must be scheme://host[:port] alone, without a path, query or fragment',
+    );
+    expect(() => parseBinding(['mqtt://u:hunter2@hub'], MQTT_CREDENTIAL)).not.toThrow(/hunter2/);
+  });
+});
+
+describe('releaseSecret: the one gate a secret resolved by name passes before anything connects', () => {
+  const KIND: SecretKind<{ password: string; targets: readonly string[] }> = {
+    label: 'signing secret',
+    field: 'targets',
+    ports: { https: 443 },
+    example: 'https://ingest.example.com',
+    targetsOf: (s) => s.targets,
+    sources: (name) => `SECRET_${name.toUpperCase()}`,
+  };
+  const secrets: Record<string, { password: string; targets: readonly string[] }> = { app: { password: 'p', targets: ['https://ingest.example.com'] } };
+  const resolve = (name: string) => secrets[name];
+
+  test('a bound target gets the secret', () => {
+    expect(releaseSecret(KIND, 'app', 'https://INGEST.example.com:443/hooks?x=1', resolve)).toEqual({ ok: true, secret: secrets.app });
+  });
+
+  test('another target is refused, a client error with its own code; the reason names where to bind it', () => {
+    const released = releaseSecret(KIND, 'app', 'https://attacker.example/hooks', resolve);
+    expect(released).toEqual({
+      ok: false,
+      outcome: { kind: 'unbound-secret', secret: 'signing secret "app"', target: 'https://attacker.example:443', hint: 'If it is trusted, add it to "targets" in SECRET_APP' },
+    });
+    const c = classify((released as { outcome: Parameters<typeof classify>[0] }).outcome);
+    expect(c).toMatchObject({ class: 'client', retryable: false, code: 'secret-not-bound' });
+    expect(c.reason).toBe(
+      'the worker\'s signing secret "app" is not bound to https://attacker.example:443: a secret goes only to the targets its configuration lists, so nothing was sent. If it is trusted, add it to "targets" in SECRET_APP',
+    );
+  });
+
+  test('an unknown name and a broken configuration are invalid targets, naming where the worker looks', () => {
+    expect(releaseSecret(KIND, 'nope', 'https://ingest.example.com', resolve)).toEqual({
+      ok: false,
+      outcome: { kind: 'invalid-target', message: 'this worker has no signing secret named "nope" (set SECRET_NOPE)' },
+    });
+    const broken = releaseSecret(KIND, 'app', 'https://ingest.example.com', () => {
+      throw new Error('SECRET_APP: must be JSON');
+    });
+    expect(broken).toEqual({ ok: false, outcome: { kind: 'invalid-target', message: 'the worker\'s signing secret "app" is misconfigured: SECRET_APP: must be JSON' } });
+  });
+
+  test('a binding the resolver hands over unchecked is checked here: a bad entry matches nothing', () => {
+    const released = releaseSecret(KIND, 'app', 'https://ingest.example.com', () => ({ password: 'p', targets: ['https://ingest.example.com/path'] }));
+    expect(released).toMatchObject({ ok: false, outcome: { kind: 'invalid-target', message: expect.stringContaining('"targets": entry 1') } });
+  });
+});
