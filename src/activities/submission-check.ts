@@ -27,7 +27,11 @@ export function submissionCheck(client: Client | null): SubmissionCheck | undefi
   if (!client?.options.loadedDataConverter.payloadCodecs.some((codec) => codec instanceof AesGcmPayloadCodec)) return undefined;
   return async () => {
     const { workflowNamespace, workflowExecution } = Context.current().info;
-    const { history } = await client.workflowService.getWorkflowExecutionHistory({ namespace: workflowNamespace, execution: workflowExecution, maximumPageSize: 1 });
+    const { history } = await client.workflowService.getWorkflowExecutionHistory({
+      namespace: workflowNamespace,
+      execution: workflowExecution,
+      maximumPageSize: 1,
+    });
     const input = history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
     const encoding = Buffer.from(input?.metadata?.[METADATA_ENCODING_KEY] ?? new Uint8Array()).toString();
     if (!input || encoding === ENCRYPTED_ENCODING) return null;

@@ -17,13 +17,14 @@ export function registerCodecServer(program: Command): void {
     .option('--port <port>', 'port to listen on', '8888')
     .option('--token <token>', 'the secret every caller must send (default $REDELIVER_CODEC_TOKEN; prefer it: a command line is visible to other users)')
     .option('--cors-origin <url...>', "the Temporal UI's origin, allowed to call from operators' browsers (default $REDELIVER_CODEC_CORS_ORIGINS)")
-    .option('--allowed-host <name...>', 'names the server is reached by besides localhost and loopback, e.g. a proxy\'s (default $REDELIVER_CODEC_ALLOWED_HOSTS)')
+    .option('--allowed-host <name...>', "names it is reached by besides localhost and loopback, a proxy's (default $REDELIVER_CODEC_ALLOWED_HOSTS)")
     .addHelpText(
       'after',
       '\nReads REDELIVER_ENCRYPTION_KEYS (or _FILE) and REDELIVER_CODEC_TOKEN. A request must carry the token, as\n' +
         '`Authorization: Bearer <token>` or as the first path segment (/<token>/decode), be addressed to one of the\n' +
         "server's names, and come from an allowed origin if it comes from a browser.\n" +
-        'Example:\n  $ REDELIVER_ENCRYPTION_KEYS=k1:... REDELIVER_CODEC_TOKEN=$(openssl rand -hex 32) redeliver codec-server --cors-origin http://localhost:8080\n' +
+        'Example:\n  $ export REDELIVER_ENCRYPTION_KEYS=k1:... REDELIVER_CODEC_TOKEN=$(openssl rand -hex 32)\n' +
+        '  $ redeliver codec-server --cors-origin http://localhost:8080\n' +
         '  then the UI\'s codec endpoint: http://localhost:8888/<token> (TEMPORAL_CODEC_ENDPOINT, or Settings → Codec Server);\n' +
         '  the Temporal CLI: --codec-endpoint http://localhost:8888 --codec-auth "Bearer <token>"',
     )
@@ -42,7 +43,7 @@ export function registerCodecServer(program: Command): void {
       const bound = new URL(server.url).port;
       process.stderr.write(
         `codec server at http://${flags.host}:${bound} (keys: ${[...settings.encryptionKeys.byId.keys()].join(', ')}; ` +
-          `CORS: ${settings.corsOrigins.join(', ') || 'none'}; names: localhost, loopback${settings.allowedHosts.map((h) => `, ${h}`).join('')}); ` +
+          `CORS: ${settings.corsOrigins.join(', ') || 'none'}; names: ${['localhost', 'loopback', ...settings.allowedHosts].join(', ')}); ` +
           `the UI's codec endpoint is http://localhost:${bound}/<REDELIVER_CODEC_TOKEN>; Ctrl-C stops it\n`,
       );
       await new Promise<void>((resolve) => {

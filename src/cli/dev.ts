@@ -41,7 +41,9 @@ export function registerDev(program: Command): void {
       const settings = workerSettingsFromEnv();
       // with encryption on, the UI decrypts through a codec server of the same keys
       const codec = settings.encryptionKeys ? await startDevCodecServer(settings.encryptionKeys, uiPort, flags.codecPort) : undefined;
-      if (codec) say(`payloads encrypted with key ${settings.encryptionKeys!.current.id}; the UI decrypts them through the codec server at ${codec.server.url}`);
+      if (codec) {
+        say(`payloads encrypted with key ${settings.encryptionKeys!.current.id}; the UI decrypts them through the codec server at ${codec.server.url}`);
+      }
       const server = await startDevServer({
         port,
         uiPort,
@@ -93,7 +95,7 @@ export function registerDev(program: Command): void {
  * forward, so the token goes in the codec endpoint's path, which the dev server hands to the UI. Other
  * pages of the browser, and anything else on the machine that does not read the UI's settings, lack it.
  */
-async function startDevCodecServer(keys: KeyRing, uiPort: number, codecPort: string | undefined): Promise<{ server: CodecServer; uiEndpoint: string }> {
+async function startDevCodecServer(keys: KeyRing, uiPort: number, codecPort?: string): Promise<{ server: CodecServer; uiEndpoint: string }> {
   const token = randomBytes(24).toString('base64url');
   const server = await startCodecServer({
     codec: new AesGcmPayloadCodec(keys),

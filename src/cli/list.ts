@@ -45,5 +45,9 @@ export function formatTable(rows: DeliverySummary[]): string {
     [r.state, r.kind ?? '', String(r.attempts ?? ''), r.lastErrorClass ?? '', r.startedAt.slice(0, 19).replace('T', ' '), r.deliveryId].map((c) => printable(c)),
   );
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  return [header, ...lines].map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+  const table = [header, ...lines].map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+  // a process without keys still lists deliveries: say why status and dead-letters show will tell less
+  const sealed = rows.filter((r) => r.encrypted).length;
+  const note = `(${sealed} of these are encrypted: set REDELIVER_ENCRYPTION_KEYS to read their messages, times and errors)`;
+  return sealed ? `${table}\n${note}` : table;
 }

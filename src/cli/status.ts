@@ -30,7 +30,7 @@ export function formatStatus(status: DeliveryStatus): string {
     `${s.deliveryId}`,
     `  ${s.summary}`,
     `  state       ${s.state}`,
-    `  kind        ${s.kind}${s.kind === 'telemetry' ? ` (QoS ${s.qos})` : ''} → ${s.endpoint}`,
+    `  kind        ${s.kind}${s.kind === 'telemetry' ? ` (QoS ${s.qos ?? 'unknown'})` : ''} → ${s.endpoint}`,
     `  attempts    ${s.attempts}`,
   ];
   if (s.firstAttemptAt) lines.push(`  first       ${s.firstAttemptAt}`);

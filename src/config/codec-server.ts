@@ -25,12 +25,14 @@ const HOST_NAME = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)$/;
 export function codecServerSettingsFromEnv(env: Environment = process.env, flags: CodecServerFlags = {}): CodecServerSettings {
   const reader = new EnvReader(env);
   const encryptionKeys = readKeyRing(reader);
-  if (!encryptionKeys && !reader.problems.length) reader.problem('REDELIVER_ENCRYPTION_KEYS', 'is not set: the codec server needs the keys the workers encrypt with');
+  if (!encryptionKeys && !reader.problems.length) {
+    reader.problem('REDELIVER_ENCRYPTION_KEYS', 'is not set: the codec server needs the keys the workers encrypt with');
+  }
   const token = readToken(reader, flags.token);
   const originsFrom = flags.corsOrigin ? '--cors-origin' : 'REDELIVER_CODEC_CORS_ORIGINS';
   const corsOrigins = listOf(reader, 'REDELIVER_CODEC_CORS_ORIGINS', flags.corsOrigin);
   for (const origin of corsOrigins.filter((o) => !isOrigin(o))) {
-    reader.problem(originsFrom, `${JSON.stringify(origin)} is not an origin: give the Temporal UI's scheme, host and port, e.g. http://localhost:8080`);
+    reader.problem(originsFrom, `${JSON.stringify(origin)} is not an origin: the UI's scheme, host and port, e.g. http://localhost:8080`);
   }
   const hostsFrom = flags.allowedHost ? '--allowed-host' : 'REDELIVER_CODEC_ALLOWED_HOSTS';
   const allowedHosts = listOf(reader, 'REDELIVER_CODEC_ALLOWED_HOSTS', flags.allowedHost);
@@ -43,7 +45,8 @@ export function codecServerSettingsFromEnv(env: Environment = process.env, flags
 
 function readToken(reader: EnvReader, flag: string | undefined): string | undefined {
   const [name, token] = flag !== undefined ? ['--token', flag] : ['REDELIVER_CODEC_TOKEN', reader.string('REDELIVER_CODEC_TOKEN')];
-  if (token === undefined) return reader.problem(name, `is not set: every caller of the codec server must prove it holds this secret; ${CODEC_TOKEN_RULE.replace(/^must be/, 'give')}`);
+  const rule = CODEC_TOKEN_RULE.replace(/^must be/, 'give');
+  if (token === undefined) return reader.problem(name, `is not set: the codec server's callers must prove they hold this secret; ${rule}`);
   if (!CODEC_TOKEN.test(token)) return reader.problem(name, CODEC_TOKEN_RULE);
   return token;
 }

@@ -66,7 +66,8 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
     if (req.method !== 'POST') return send(res, 405, { message: 'POST only' });
     if (!authorized) {
       res.setHeader('WWW-Authenticate', 'Bearer');
-      return send(res, 401, { message: 'missing or wrong token: send `Authorization: Bearer <token>` or call /<token>/decode (the token is REDELIVER_CODEC_TOKEN)' });
+      const message = 'missing or wrong token: send `Authorization: Bearer <token>` or call /<token>/decode (REDELIVER_CODEC_TOKEN)';
+      return send(res, 401, { message });
     }
     await convert(req, res, path);
   }
@@ -113,11 +114,13 @@ function requestGuard(options: CodecServerOptions) {
     refusal(req: IncomingMessage): { status: number; message: string } | undefined {
       const host = req.headers.host === undefined ? '' : hostnameOf(req.headers.host);
       if (!hosts.has(host)) {
-        return { status: 403, message: `Host ${JSON.stringify(req.headers.host ?? '')} is not a name of this server (${[...hosts].join(', ')}); add the name it is reached by to REDELIVER_CODEC_ALLOWED_HOSTS` };
+        const given = JSON.stringify(req.headers.host ?? '');
+        return { status: 403, message: `Host ${given} is not a name of this server (${[...hosts].join(', ')}); add it to REDELIVER_CODEC_ALLOWED_HOSTS` };
       }
       const origin = req.headers.origin;
       if (origin !== undefined && !origins.has(origin)) {
-        return { status: 403, message: `Origin ${JSON.stringify(origin)} may not call this server; allowed: ${[...origins].join(', ') || 'none'} (REDELIVER_CODEC_CORS_ORIGINS)` };
+        const allowed = [...origins].join(', ') || 'none';
+        return { status: 403, message: `Origin ${JSON.stringify(origin)} may not call this server; allowed: ${allowed} (REDELIVER_CODEC_CORS_ORIGINS)` };
       }
       return undefined;
     },
@@ -150,7 +153,9 @@ function hostnameOf(value: string): string {
 }
 
 function originOf(value: string): string {
-  if (value === '*' || value === 'null') throw new Error(`corsOrigins: ${JSON.stringify(value)} is not an origin; list the Temporal UI's origins, e.g. http://localhost:8080`);
+  if (value === '*' || value === 'null') {
+    throw new Error(`corsOrigins: ${JSON.stringify(value)} is not an origin; list the Temporal UI's origins, e.g. http://localhost:8080`);
+  }
   try {
     return new URL(value).origin;
   } catch {

@@ -10,10 +10,12 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { Redeliver } from '../../src/client';
 import { AesGcmPayloadCodec, CIPHER, ENCRYPTED_ENCODING, KEY_ID_METADATA } from '../../src/encryption/codec';
 import { startCodecServer, type CodecServer } from '../../src/encryption/codec-server';
+import { keylessDataConverter } from '../../src/encryption/data-converter';
 import { parseKeyRing } from '../../src/encryption/keys';
 import { startFlakyEndpoint, type FlakyEndpoint } from '../../src/demo/flaky-endpoint';
 import { startDevServer, type DevServer } from '../../src/dev/dev-server';
 import { buildProgram } from '../../src/cli/main';
+import { codecServerSettingsFromEnv } from '../../src/config/codec-server';
 import { CLI, runCli, type CliRun } from '../support/cli';
 import { freePort } from '../support/ports';
 import { startHarness, testAddress, type Harness } from '../support/temporal';
@@ -182,6 +184,20 @@ describe('the codec server', () => {
     await expect(startCodecServer({ codec, port: 0, token: '' })).rejects.toThrow(/token/);
     await expect(startCodecServer({ codec, port: 0, token: 'short' })).rejects.toThrow(/token/);
     await expect(startCodecServer({ codec, port: 0, token: TOKEN, corsOrigins: ['*'] })).rejects.toThrow(/origin/);
+  });
+
+  test('its settings: every bad variable named at once, flags win over variables', () => {
+    const env = { REDELIVER_ENCRYPTION_KEYS: `k2:${key(2)}`, REDELIVER_CODEC_TOKEN: TOKEN };
+    expect(() => codecServerSettingsFromEnv({ ...env, REDELIVER_CODEC_CORS_ORIGINS: '*, http://localhost:8080/path', REDELIVER_CODEC_ALLOWED_HOSTS: 'https://codec.example.com' }))
+      .toThrow(
+        'invalid configuration:\n' +
+          '  - REDELIVER_CODEC_CORS_ORIGINS: "*" is not an origin: the UI\'s scheme, host and port, e.g. http://localhost:8080\n' +
+          '  - REDELIVER_CODEC_CORS_ORIGINS: "http://localhost:8080/path" is not an origin: the UI\'s scheme, host and port, e.g. http://localhost:8080\n' +
+          '  - REDELIVER_CODEC_ALLOWED_HOSTS: "https://codec.example.com" is not a host name (no scheme, port or path: codec.example.com)',
+      );
+    const settings = codecServerSettingsFromEnv({ ...env, REDELIVER_CODEC_CORS_ORIGINS: 'http://a:1' }, { token: 'from-the-flag-0123456789', corsOrigin: ['http://b:2'], allowedHost: ['codec.example.com'] });
+    expect(settings).toMatchObject({ token: 'from-the-flag-0123456789', corsOrigins: ['http://b:2'], allowedHosts: ['codec.example.com'] });
+    expect(() => codecServerSettingsFromEnv(env, { token: 'short' })).toThrow('--token: must be 16 to 256 letters');
   });
 
   test('`redeliver codec-server` refuses to start without REDELIVER_CODEC_TOKEN, and listens on 127.0.0.1 by default', async () => {
@@ -363,9 +379,41 @@ describe('encryption configured on one side only', () => {
     }
   });
 
+  test('a client without keys resubmitting an encrypted delivery is told it cannot compare, not that the message differs', async () => {
+    const input = { kind: 'event' as const, tenant: 'acme', device: 'sealed-4', messageId: randomUUID(), payload: { n: 4 }, target: `${endpoint.url}/ok` };
+    await (await keyed.redeliver.submit(input)).result();
+    const connection = await Connection.connect({ address: testAddress() });
+    try {
+      const keyless = new Redeliver(new Client({ connection, dataConverter: keylessDataConverter() }), { taskQueue: keyed.taskQueue });
+      await expect(keyless.submit(input)).rejects.toThrow(/REDELIVER_ENCRYPTION_KEYS: is not set, and delivery\/acme\/sealed-4\/.* exists encrypted/);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  test('a worker without keys sends nothing of an encrypted delivery: its workflow task fails, naming the encoding', async () => {
+    const keyless = await startHarness(testAddress());
+    try {
+      const sealed = new Redeliver(keyed.client, { taskQueue: keyless.taskQueue });
+      const handle = await sealed.submit({ kind: 'event', tenant: 'acme', device: 'sealed-0', payload: { n: 1 }, target: `${endpoint.url}/sealed` });
+      const taskFailure = async () => (await handle.workflow.fetchHistory()).events?.find((e) => e.workflowTaskFailedEventAttributes);
+      const failed = await waitFor(
+        async () => (await taskFailure())?.workflowTaskFailedEventAttributes?.failure?.message,
+        (message) => message !== undefined,
+        15_000,
+        'a failed workflow task',
+      );
+      expect(failed).toContain('Unknown encoding: binary/encrypted');
+      expect(endpoint.received.filter((r) => r.path === '/sealed')).toEqual([]);
+      await handle.workflow.terminate('test over');
+    } finally {
+      await keyless.stop();
+    }
+  });
+
   test('`list`, `status` and `dead-letters` without keys show what the search attributes say, the rest marked encrypted', async () => {
     const submit = (device: string, target: string) =>
-      keyed.redeliver.submit({ kind: 'event', tenant: 'sealed', device, messageId: randomUUID(), payload: { secret: 'sealed' }, target: `${endpoint.url}${target}` });
+      keyed.redeliver.submit({ kind: 'event', tenant: 'sealed', device, payload: { secret: 'hush-hush' }, target: `${endpoint.url}${target}` });
     const [delivered, rejected, waiting] = [await submit('sealed-1', '/ok'), await submit('sealed-2', '/gone?fail=9&status=404'), await submit('sealed-3', '/down?fail=99&status=503')];
     await Promise.all([delivered.result(), rejected.result()]);
     await waitFor(() => waiting.status(), (s) => s.state === 'waiting', 15_000, 'waiting');
@@ -400,7 +448,7 @@ describe('encryption configured on one side only', () => {
       expect(show.code).toBe(0);
       expect(show.stdout).toMatch(new RegExp(`^${rejected.deliveryId}: rejected after 1 attempt`));
       expect(show.stdout).toMatch(/encrypted with key k2.*REDELIVER_ENCRYPTION_KEYS/);
-      expect(show.stdout).not.toContain('sealed');
+      expect(show.stdout).not.toContain('hush-hush');
     } finally {
       await waiting.cancel();
     }
