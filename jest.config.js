@@ -1,11 +1,26 @@
+// Three tiers, one Jest project each; `jest` runs them all, `jest --selectProjects <name>` one (package.json).
+// Jest runs a project's globalSetup only when a test of that project is in the run, and a setup module named
+// by two projects once: the unit tier starts nothing, and a full run starts one dev server for the other two.
+const base = { testEnvironment: 'node', transform: { '^.+\\.ts$': 'ts-jest' } };
+// one Temporal dev server and one workflow bundle for the run
+const server = { globalSetup: '<rootDir>/test/setup/global-setup.ts', globalTeardown: '<rootDir>/test/setup/global-teardown.ts' };
+
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
-  transform: { '^.+\\.ts$': 'ts-jest' },
-  testMatch: ['<rootDir>/test/**/*.test.ts'],
-  // one Temporal dev server and one workflow bundle for the whole run
-  globalSetup: '<rootDir>/test/setup/global-setup.ts',
-  globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+  projects: [
+    // pure modules: no server, no Temporal CLI, no Java; only the npm dependencies
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    // the workflows with stubbed activities on TestWorkflowEnvironment, and the replay of recorded histories
+    { ...base, ...server, displayName: 'workflow', testMatch: ['<rootDir>/test/workflow-tier/**/*.test.ts'] },
+    // real endpoints, brokers, CLI, UI, faults and days on the time-skipping server
+    {
+      ...base,
+      ...server,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/unit/', '<rootDir>/test/workflow-tier/'],
+    },
+  ],
   reporters: ['default', '<rootDir>/test/setup/summary-reporter.js'],
   testTimeout: 60_000,
   maxWorkers: 2,

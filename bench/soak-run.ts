@@ -6,7 +6,8 @@
  * test/durability/soak.test.ts (in CI) and large by bench/soak.ts.
  */
 import type { Client } from '@temporalio/client';
-import { DeliveryControlError, type DeliveryHandle, type Redeliver } from '../src/client';
+import type { DeliveryHandle, Redeliver } from '../src/client';
+import { DeliveryControlError } from '../src/errors';
 import type { DeliveryInput, DeliveryResult, Outcome } from '../src/delivery/types';
 import { randomFaults, type Receiver, type ReceivedRequest } from '../test/support/receiver';
 

@@ -14,7 +14,7 @@ import { cpus, totalmem } from 'node:os';
 import path from 'node:path';
 import { Redeliver } from '../src/client';
 import { TEMPORAL_CLI_VERSION } from '../src/dev/temporal-cli';
-import { createWorker, installRuntime, runWorker } from '../src/worker';
+import { createWorker, installRuntime, runtimeSettingsFromEnv, runWorker } from '../src/worker';
 import { startReceiver } from '../test/support/receiver';
 import { BENCH_SQLITE_PRAGMAS, startBenchServer } from './harness';
 import { runSoak } from './soak-run';
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   const deliveries = Number(flag('deliveries', '20000'));
   const seed = flag('seed', 'bench-soak-1');
   if (!Number.isInteger(deliveries) || deliveries <= 0) throw new Error(`--deliveries must be a whole number above 0, got ${deliveries}`);
-  installRuntime({ ...process.env, REDELIVER_LOG_LEVEL: 'ERROR' });
+  installRuntime({ ...runtimeSettingsFromEnv(), logLevel: 'ERROR' });
   const bench = await startBenchServer(7391);
   const receiver = await startReceiver();
   const taskQueue = 'bench-soak';

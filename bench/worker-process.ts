@@ -4,9 +4,9 @@
  * 'stats' messages. `budget=off`: no per-endpoint retry budget; `health=off`: no endpoint health reports
  * (redeliver only; both are on by default, as in production).
  */
-import { NativeConnection, Runtime, DefaultLogger, Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, DefaultLogger, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createHttpAgent } from '../src/transports/http';
-import { createWorker } from '../src/worker';
+import { createWorker, runWorker } from '../src/worker';
 import { createBaselineActivities } from './baseline/activities';
 
 async function main(): Promise<void> {
@@ -17,18 +17,11 @@ async function main(): Promise<void> {
   if (unknown.length > 0) throw new Error(`unknown flag ${unknown.join(' ')}; ${usage}`);
   const off = { ...(flags.includes('budget=off') && { retryBudget: null }), ...(flags.includes('health=off') && { endpointHealth: false }) };
   Runtime.install({ logger: new DefaultLogger('ERROR'), shutdownSignals: ['SIGTERM', 'SIGINT'] });
-  const connection = await NativeConnection.connect({ address });
   const common = { maxConcurrentActivityTaskExecutions: 500, maxConcurrentWorkflowTaskExecutions: 200 };
   const worker =
     kind === 'redeliver'
-      ? await createWorker({ connection, taskQueue, maxConcurrentAttempts: 500, ...benchWorkerOptions(), ...off, workerOptions: common })
-      : await Worker.create({
-          connection,
-          taskQueue,
-          workflowsPath: require.resolve('./baseline/workflows'),
-          activities: createBaselineActivities(createHttpAgent({ allow: ['loopback'] })),
-          ...common,
-        });
+      ? await createWorker({ address, taskQueue, maxConcurrentAttempts: 500, ...benchWorkerOptions(), ...off, workerOptions: common })
+      : await baselineWorker(address, taskQueue, common);
   let peakRss = process.memoryUsage().rss;
   setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100).unref();
   process.on('message', (msg) => {
@@ -39,12 +32,23 @@ async function main(): Promise<void> {
       process.send?.({ cpuMs: (cpu.user + cpu.system) / 1000, rss, peakRss });
     }
   });
-  const running = worker.run();
+  // runWorker closes what createWorker opened; the baseline's connection goes with the process
+  const running = kind === 'redeliver' ? runWorker(worker) : worker.run();
   process.send?.('ready');
   await running;
-  await connection.close();
   // the IPC channel would keep the process alive
   process.exit(0);
+}
+
+/** The plain SDK pattern redeliver is compared with: a wiring of its own, on purpose. */
+async function baselineWorker(address: string, taskQueue: string, common: Partial<WorkerOptions>): Promise<Worker> {
+  return Worker.create({
+    connection: await NativeConnection.connect({ address }),
+    taskQueue,
+    workflowsPath: require.resolve('./baseline/workflows'),
+    activities: createBaselineActivities(createHttpAgent({ allow: ['loopback'] })),
+    ...common,
+  });
 }
 
 /** Loopback targets are allowed for benchmarks (the sink runs on 127.0.0.1). */

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs before `npm start` and `npm test`: installs what each of the README's two commands needs on a
-// fresh machine, so that each does all of its own set-up.
+// fresh machine, so that each does all of its own set-up. Before one tier of the tests too: `test:unit`
+// and `test:workflow` need no system package, `test:integration` the same ones as `npm test`.
 //   - the npm dependencies, on a fresh clone or after package-lock.json changed: `npm install`, which
 //     keeps to the lock file; not `npm ci`, which refuses a lock without the platform packages of
 //     @swc/core for other systems, and registries that serve only this platform leave those out;

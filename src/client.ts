@@ -7,14 +7,15 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   CancelledFailure,
+  ApplicationFailure,
   type WorkflowExecutionDescription,
   type WorkflowExecutionInfo,
   type WorkflowHandle,
 } from '@temporalio/client';
 import { InternalWorkflowStartOptionsSymbol } from '@temporalio/client/lib/internal';
-import { InvalidInputError } from './errors';
-import { ConfigError } from './config/errors';
-import { clientSettingsFromEnv, DEFAULT_TASK_QUEUE } from './config/settings';
+import { DeliveryControlError, InvalidInputError, refusalKindOf, type RefusalKind } from './errors';
+import { ConfigError, type Environment } from './config/errors';
+import { clientDefaultsFromEnv, clientSettingsFromEnv, DEFAULT_TASK_QUEUE } from './config/settings';
 import { AesGcmPayloadCodec, isEncryptedValue, type EncryptedValue } from './encryption/codec';
 import { encryptingDataConverter, keylessDataConverter } from './encryption/data-converter';
 import type { KeyRing } from './encryption/keys';
@@ -22,7 +23,7 @@ import { clientTracingInterceptor } from './telemetry/tracing';
 import { validateDeliveries, validateDelivery, type ValidateOptions } from './delivery/validate';
 import { retryProgressOf } from './activities/progress';
 import type { RetryProgress } from './activities/retry';
-import { deliveryDetails, deliverySummary, humanDuration, waitingSummary } from './delivery/summary';
+import { humanDuration, waitingSummary } from './delivery/summary';
 import { endpointWorkflowId } from './delivery/ids';
 import type { TimelineBucket } from './endpoints/timeline';
 import type { EndpointDowntimeReport, EndpointStatus } from './endpoints/types';
@@ -45,15 +46,18 @@ import {
   statusQuery,
 } from './workflows/definitions';
 import type { deliveryWorkflow } from './workflows/delivery';
+import { deliveryFacts, deliveryStartOptions } from './workflows/start-options';
 
 export { DEFAULT_TASK_QUEUE };
 
 export interface RedeliverOptions extends ValidateOptions {
-  /** Task queue the workers poll. Default `redeliver`. */
+  /** Task queue the workers poll. Default $REDELIVER_TASK_QUEUE, else `redeliver`. */
   taskQueue?: string;
   namespace?: string;
   /** A delivery continues as new once its history has this many events. Default 4,000 (Temporal warns at 10,240). */
   historyLimit?: number;
+  /** Where settings not given here come from (docs/deploying.md lists the variables). Default process.env. */
+  env?: Environment;
 }
 
 export interface ConnectOptions extends RedeliverOptions {
@@ -76,10 +80,10 @@ export class Redeliver {
     readonly client: Client,
     private readonly options: RedeliverOptions = {},
   ) {
-    this.taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+    const defaults = clientDefaultsFromEnv(options.env);
+    this.taskQueue = options.taskQueue ?? defaults.taskQueue;
     // with keys configured, a client without them would store message bodies in plain text
-    const keysConfigured = !!(process.env.REDELIVER_ENCRYPTION_KEYS?.trim() || process.env.REDELIVER_ENCRYPTION_KEYS_FILE?.trim());
-    if (keysConfigured && !client.options.loadedDataConverter.payloadCodecs.some((c) => c instanceof AesGcmPayloadCodec)) {
+    if (defaults.encryptionConfigured && !client.options.loadedDataConverter.payloadCodecs.some((c) => c instanceof AesGcmPayloadCodec)) {
       throw new ConfigError([
         { variable: 'REDELIVER_ENCRYPTION_KEYS', message: 'is set, but this Client has no payload codec: create it with `dataConverter: encryptingDataConverter(keys)`, or use Redeliver.connect()' },
       ]);
@@ -93,11 +97,11 @@ export class Redeliver {
    * refused with a ConfigError that names it.
    */
   static async connect(options: ConnectOptions = {}): Promise<Redeliver> {
-    const settings = clientSettingsFromEnv(process.env);
+    const settings = clientSettingsFromEnv(options.env);
     const namespace = options.namespace ?? settings.temporal.namespace;
+    const taskQueue = options.taskQueue ?? settings.taskQueue;
     const keys = options.encryptionKeys === undefined ? settings.encryptionKeys : (options.encryptionKeys ?? undefined);
-    const exporter = process.env.OTEL_TRACES_EXPORTER?.trim();
-    const tracing = options.tracing ?? (!!exporter && exporter !== 'none');
+    const tracing = options.tracing ?? settings.tracing;
     const connection = await Connection.connect({ ...settings.temporal.connectionOptions, ...(options.address && { address: options.address }) });
     const client = new Client({
       connection,
@@ -106,7 +110,7 @@ export class Redeliver {
       dataConverter: keys ? encryptingDataConverter(keys) : keylessDataConverter(),
       ...(tracing && { interceptors: { workflow: [clientTracingInterceptor()] } }),
     });
-    return new Redeliver(client, { ...options, namespace });
+    return new Redeliver(client, { ...options, namespace, taskQueue });
   }
 
   /** Closes the connection made by `connect`. */
@@ -132,6 +136,10 @@ export class Redeliver {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       const handle = this.client.workflow.getHandle<typeof deliveryWorkflow>(delivery.deliveryId);
       const existing = ((await handle.describe()).memo as unknown as Memo | undefined)?.fingerprint;
+      if (isEncryptedValue(existing)) {
+        const message = `is not set, and ${delivery.deliveryId} exists encrypted: without the keys a resubmit cannot be told from a different message`;
+        throw new ConfigError([{ variable: 'REDELIVER_ENCRYPTION_KEYS', message }]);
+      }
       if (existing !== undefined && existing !== fingerprintOf(delivery)) {
         throw new InvalidInputError(
           [{ field: 'messageId', message: `${delivery.messageId} was already submitted with a different message or target` }],
@@ -149,22 +157,10 @@ export class Redeliver {
   private async startRun(delivery: Delivery, reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE', redrive?: Redrive) {
     const redriveOf = redrive?.of;
     return this.client.workflow.start<typeof deliveryWorkflow>('deliveryWorkflow', {
+      ...deliveryStartOptions(delivery, reuse, redriveOf ? 'redriven' : undefined),
       taskQueue: this.taskQueue,
-      workflowId: delivery.deliveryId,
       args: [{ delivery, ...(this.options.historyLimit && { historyLimit: this.options.historyLimit }) }],
-      // a finished delivery keeps its id: resubmitting returns it instead of sending again
-      workflowIdReusePolicy: reuse,
-      memo: { fingerprint: fingerprintOf(delivery), delivery: facts(delivery), ...(redrive && { redriveOf, redriveToken: redrive.token }) },
-      staticSummary: deliverySummary(delivery) + (redriveOf ? ' (redriven)' : ''),
-      staticDetails: deliveryDetails(delivery),
-      typedSearchAttributes: [
-        { key: DeliveryKind, value: delivery.kind },
-        { key: DeliveryState, value: 'pending' },
-        { key: Endpoint, value: delivery.endpoint },
-        { key: Tenant, value: delivery.tenant },
-        { key: Device, value: delivery.device },
-        { key: Attempts, value: 0 },
-      ],
+      memo: { fingerprint: fingerprintOf(delivery), delivery: deliveryFacts(delivery), ...(redrive && { redriveOf, redriveToken: redrive.token }) },
       // a redrive's start is deduplicated by the server against the dead letter's run (see redriveRequestId)
       ...(redrive && { [InternalWorkflowStartOptionsSymbol]: { requestId: redriveRequestId(redrive.of) } }),
     });
@@ -263,13 +259,15 @@ export class Redeliver {
     }
     const state = description.typedSearchAttributes.get(DeliveryState);
     if (!DEAD_LETTER_STATES.includes(state as DeadLetterState)) {
-      throw new DeliveryControlError(deliveryId, `only dead letters can be redriven; this delivery is ${state ?? description.status.name.toLowerCase()}`);
+      const current = state ?? description.status.name.toLowerCase();
+      throw new DeliveryControlError(deliveryId, 'NotADeadLetter', `only dead letters can be redriven; this delivery is ${current}`);
     }
     const { message } = await this.client.workflow.getHandle<typeof deliveryWorkflow>(deliveryId, description.runId).result();
-    if (!message) throw new DeliveryControlError(deliveryId, 'the dead letter has no message to redrive');
+    if (!message) throw new DeliveryControlError(deliveryId, 'NoMessage', 'the dead letter has no message to redrive');
     const now = Date.now();
     if (message.policy.deadline !== null && message.policy.deadline <= now) {
-      throw new DeliveryControlError(deliveryId, `its deadline ${new Date(message.policy.deadline).toISOString()} has passed`);
+      const deadline = new Date(message.policy.deadline).toISOString();
+      throw new DeliveryControlError(deliveryId, 'DeadlinePassed', `its deadline ${deadline} has passed`);
     }
     const redrive = { of: description.runId, token: randomUUID() };
     try {
@@ -324,6 +322,12 @@ export class Redeliver {
     return new DeliveryHandle(this.client.workflow.getHandle<typeof deliveryWorkflow>(deliveryId), false);
   }
 }
+
+/**
+ * How long `cancel()` waits for the delivery to end: an attempt in flight finishes first (10 s by default,
+ * at most 5 min); past this it answers with what visibility says, and the cancel goes on.
+ */
+export const CANCEL_WAIT_MS = 60_000;
 
 export class DeliveryHandle {
   constructor(
@@ -409,15 +413,20 @@ export class DeliveryHandle {
    * Cancels the delivery: no further attempt is made; the outcome is `cancelled`. Resolves once it has
    * ended (an attempt in flight finishes first), with its status: the attempts the endpoint saw.
    */
-  async cancel(): Promise<DeliveryStatus> {
+  async cancel(options: { waitMs?: number } = {}): Promise<DeliveryStatus> {
     await this.control(async () => {
       // Temporal accepts a cancel request for a closed workflow silently; say that it has ended instead
       if ((await this.workflow.describe()).status.name !== 'RUNNING') throw new Error('closed');
       await this.workflow.cancel();
       return undefined;
     });
-    await this.result();
-    return this.status();
+    // it ends once an attempt in flight has finished; with no worker to take the request, it would never
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), options.waitMs ?? CANCEL_WAIT_MS)));
+    const ended = await Promise.race([this.result().then(() => true as const), waited]).finally(() => clearTimeout(timer));
+    if (ended) return this.status();
+    const summary = 'cancel requested: the delivery ends when a worker takes the request up (an attempt in flight finishes first)';
+    return visibleStatus(this.deliveryId, await this.workflow.describe(), summary);
   }
 
   /** Runs a control, turning "refused" and "already ended" into a DeliveryControlError that says why. */
@@ -426,12 +435,14 @@ export class DeliveryHandle {
       return await fn();
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
-        throw new DeliveryControlError(this.deliveryId, err.cause?.message ?? err.message);
+        // the update's validator refused: its failure's type is the kind (workflows/delivery-state.ts)
+        const kind: RefusalKind = refusalKindOf(err.cause instanceof ApplicationFailure ? err.cause.type ?? undefined : undefined);
+        throw new DeliveryControlError(this.deliveryId, kind, err.cause?.message ?? err.message);
       }
       const description = await this.workflow.describe().catch(() => undefined);
       if (description && description.status.name !== 'RUNNING') {
         const state = description.typedSearchAttributes.get(DeliveryState) ?? description.status.name.toLowerCase();
-        throw new DeliveryControlError(this.deliveryId, `the delivery has ended (${state})`);
+        throw new DeliveryControlError(this.deliveryId, 'Ended', `the delivery has ended (${state})`);
       }
       throw err;
     }
@@ -452,17 +463,6 @@ function withProgress(status: DeliveryStatus, p: RetryProgress): DeliveryStatus 
     attemptLog: p.attemptLog,
     summary: p.reservedAt !== null ? `${words}; the endpoint's retry budget holds it back for ${humanDuration(delayMs)}` : words,
   };
-}
-
-/** A control (retry now, pause, resume, cancel) that the delivery refused, with the reason. */
-export class DeliveryControlError extends Error {
-  override readonly name = 'DeliveryControlError';
-  constructor(
-    readonly deliveryId: string,
-    readonly reason: string,
-  ) {
-    super(`${deliveryId}: ${reason}`);
-  }
 }
 
 /** An endpoint as `redeliver endpoints` shows it: its workflow's status and the deliveries waiting on it. */
@@ -524,13 +524,18 @@ function inTheClear(deliveryId: string, description: WorkflowExecutionDescriptio
   return { ...id, state, attempts: sa.get(Attempts) ?? 0, kind: sa.get(DeliveryKind), endpoint: sa.get(Endpoint) ?? '', words, encrypted: $encrypted };
 }
 
-function encryptedStatus(deliveryId: string, description: WorkflowExecutionDescription, value: EncryptedValue): DeliveryStatus {
-  const d = inTheClear(deliveryId, description, value);
+/** A delivery's status from what visibility keeps in the clear: for when neither its workflow nor its payloads can answer. */
+function visibleStatus(deliveryId: string, description: WorkflowExecutionDescription, summary: string, encrypted?: EncryptedValue): DeliveryStatus {
+  const d = inTheClear(deliveryId, description, encrypted ?? { $encrypted: { keyId: null } });
   return {
     deliveryId, messageId: d.messageId, kind: d.kind as DeliveryStatus['kind'], qos: null, tenant: d.tenant, device: d.device, endpoint: d.endpoint,
     state: d.state, attempts: d.attempts, firstAttemptAt: null, lastAttemptAt: null, nextAttemptAt: null, lastError: null, attemptLog: [],
-    summary: d.words, pause: null, encrypted: d.encrypted,
+    summary, pause: null, ...(encrypted && { encrypted: d.encrypted }),
   };
+}
+
+function encryptedStatus(deliveryId: string, description: WorkflowExecutionDescription, value: EncryptedValue): DeliveryStatus {
+  return visibleStatus(deliveryId, description, inTheClear(deliveryId, description, value).words, value);
 }
 
 function encryptedResult(deliveryId: string, description: WorkflowExecutionDescription, value: EncryptedValue): DeliveryResult {
@@ -544,7 +549,7 @@ function encryptedResult(deliveryId: string, description: WorkflowExecutionDescr
 /** Kept in the workflow's memo: what status needs of a closed delivery without reading its history. */
 interface Memo {
   fingerprint: string;
-  delivery: ReturnType<typeof facts>;
+  delivery: ReturnType<typeof deliveryFacts>;
   /** A redriven run: the dead letter's run, and the token of the redrive call that started it. */
   redriveOf?: string;
   redriveToken?: string;
@@ -574,10 +579,6 @@ export interface RedriveReport {
   /** Running again, or redriven by someone else (beside this call or before it). */
   alreadyRedriven: string[];
   failed: { deliveryId: string; error: string }[];
-}
-
-function facts(d: Delivery) {
-  return { messageId: d.messageId, kind: d.kind, qos: d.qos, tenant: d.tenant, device: d.device, endpoint: d.endpoint };
 }
 
 /** What makes two submissions "the same message": everything but the submit time. */

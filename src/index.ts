@@ -1,21 +1,66 @@
-/** The public library API of redeliver. */
-export { Redeliver, DeliveryHandle, DeliveryControlError, DEFAULT_TASK_QUEUE, type ConnectOptions, type RedeliverOptions, type RedriveReport } from './client';
-export { createWorker, runWorker, installRuntime, type RedeliverWorkerOptions } from './worker';
-export { ConfigError, ENVIRONMENT, clientSettingsFromEnv, workerSettingsFromEnv, type ConfigProblem, type ClientSettings, type WorkerSettings } from './config';
-export { AesGcmPayloadCodec, encryptingDataConverter, parseKeyRing, startCodecServer, type KeyRing, type CodecServer, type CodecServerOptions } from './encryption';
-export { AddressGuard, BlockedAddressError, rangeOf, type RangeName } from './transports/address-guard';
-export { createTracing, type Tracing } from './telemetry/tracing';
-export { buildWorkflowBundle } from './bundle';
-export { createActivities, type Activities } from './activities';
-export { InvalidInputError, type Problem } from './errors';
-export * from './delivery';
-export * from './policy';
-export * from './classify';
-export { SEARCH_ATTRIBUTES, statusQuery, retryNowUpdate, pauseUpdate, resumeUpdate } from './workflows/definitions';
-export { Subscriptions, SubscriptionHandle, subscriptionIdFrom, type SubscriptionsOptions, type SubscriptionSummary } from './subscriptions';
-export * from './subscription/types';
-export { validateSubscription, DEFAULT_COMMAND_TOPIC, DEFAULT_COMMAND_MAX_AGE_MS } from './subscription/validate';
-export { DEFAULT_DOWNTIME_THRESHOLD_MS } from './subscription/downtime';
-export { subscriptionStatusQuery, stopSubscriptionUpdate } from './workflows/definitions';
-export { MqttPool, createMqttPool, type MqttPoolOptions } from './transports/mqtt';
-export { credentialsFromEnvironment, credentialEnvName, CREDENTIAL_ENV_PREFIX, CREDENTIALS_FILE_ENV, type MqttCredential, type CredentialResolver } from './transports/mqtt-credentials';
+/**
+ * `redeliver`: the producer's API. Submit, read and steer deliveries (Redeliver), command subscriptions
+ * (Subscriptions), the errors they raise, and encryption for a Client of the application's own. The worker
+ * is `redeliver/worker`; backoff policies `redeliver/policy`; error classification `redeliver/classify`.
+ */
+export {
+  Redeliver,
+  DeliveryHandle,
+  DEFAULT_TASK_QUEUE,
+  type ConnectOptions,
+  type DeliverySummary,
+  type EndpointView,
+  type RedeliverOptions,
+  type RedriveReport,
+} from './client';
+export { Subscriptions, SubscriptionHandle, type SubscriptionsOptions, type SubscriptionSummary } from './subscriptions';
+export { RedeliverError, InvalidInputError, DeliveryControlError, REFUSAL_KINDS, type Problem, type RefusalKind } from './errors';
+export { ConfigError, type ConfigProblem, type Environment } from './config/errors';
+export {
+  AesGcmPayloadCodec,
+  encryptingDataConverter,
+  keylessDataConverter,
+  isEncryptedValue,
+  type EncryptedValue,
+  parseKeyRing,
+  startCodecServer,
+  type KeyRing,
+  type CodecServer,
+  type CodecServerOptions,
+} from './encryption';
+
+export type {
+  AttemptError,
+  AttemptRecord,
+  Delivery,
+  DeliveryInput,
+  DeliveryResult,
+  DeliveryStateName,
+  DeliveryStatus,
+  HttpTarget,
+  HttpTargetInput,
+  MessageKind,
+  MqttTarget,
+  MqttTargetInput,
+  MqttVersion,
+  Outcome,
+  Target,
+} from './delivery/types';
+export { deliveryIdOf } from './delivery/ids';
+export { DEAD_LETTER_STATES, type DeadLetterState, type DeliveryFilter } from './delivery/filter';
+export type { ValidateOptions } from './delivery/validate';
+export type { BackoffPolicy, BackoffPolicyInput, Jitter } from './policy/types';
+export type { ClassOverrides, ErrorClass, Verdict } from './classify/types';
+export type { EndpointDowntimeReport, EndpointStatus, TimelineBucket } from './endpoints/types';
+export type {
+  CommandCounts,
+  CommandOutcome,
+  CommandRecord,
+  DowntimePeriod,
+  DowntimeReport,
+  SubscriptionInput,
+  SubscriptionOutcome,
+  SubscriptionResult,
+  SubscriptionState,
+  SubscriptionStatus,
+} from './subscription/types';

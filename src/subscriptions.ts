@@ -6,10 +6,9 @@ import {
   type WorkflowExecutionInfo,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { DEFAULT_TASK_QUEUE, Redeliver, type ConnectOptions } from './client';
-import { humanDuration } from './delivery/summary';
+import { Redeliver, type ConnectOptions } from './client';
+import { clientDefaultsFromEnv } from './config/settings';
 import { InvalidInputError } from './errors';
-import { describePolicy } from './policy/describe';
 import {
   subscriptionIdOf,
   type CommandSubscription,
@@ -21,9 +20,10 @@ import {
 import { validateSubscription } from './subscription/validate';
 import type { commandSubscriptionWorkflow } from './workflows/command-subscription';
 import { Device, Endpoint, Tenant, stopSubscriptionUpdate, subscriptionStatusQuery } from './workflows/definitions';
+import { subscriptionFacts, subscriptionStartOptions } from './workflows/start-options';
 
 export interface SubscriptionsOptions {
-  /** Task queue the workers poll. Default `redeliver`. */
+  /** Task queue the workers poll. Default $REDELIVER_TASK_QUEUE, else `redeliver`. */
   taskQueue?: string;
   /** A subscription continues as new once its history has this many events. Default 4,000. */
   historyLimit?: number;
@@ -53,7 +53,7 @@ export class Subscriptions {
     readonly client: Client,
     private readonly options: SubscriptionsOptions = {},
   ) {
-    this.taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+    this.taskQueue = options.taskQueue ?? clientDefaultsFromEnv().taskQueue;
   }
 
   /** Connects as `Redeliver.connect` does (the environment, or the options). */
@@ -82,18 +82,10 @@ export class Subscriptions {
     const fingerprint = fingerprintOf(subscription);
     try {
       const handle = await this.client.workflow.start<typeof commandSubscriptionWorkflow>('commandSubscriptionWorkflow', {
+        ...subscriptionStartOptions(subscription),
         taskQueue: this.taskQueue,
-        workflowId: subscription.subscriptionId,
         args: [{ subscription, ...(this.options.historyLimit && { historyLimit: this.options.historyLimit }) }],
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-        memo: { fingerprint, subscription: facts(subscription) },
-        staticSummary: `command subscription ${subscription.tenant}/${subscription.device} ← ${subscription.endpoint} ${subscription.broker.topic}`,
-        staticDetails: detailsOf(subscription),
-        typedSearchAttributes: [
-          { key: Tenant, value: subscription.tenant },
-          { key: Device, value: subscription.device },
-          { key: Endpoint, value: subscription.endpoint },
-        ],
+        memo: { fingerprint, subscription: subscriptionFacts(subscription) },
       });
       return new SubscriptionHandle(handle, true);
     } catch (err) {
@@ -204,26 +196,13 @@ export function subscriptionIdFrom(id: string): string {
 
 interface Memo {
   fingerprint: string;
-  subscription: ReturnType<typeof facts>;
-}
-
-function facts(s: CommandSubscription) {
-  return { tenant: s.tenant, device: s.device, endpoint: s.endpoint, topic: s.broker.topic };
+  subscription: ReturnType<typeof subscriptionFacts>;
 }
 
 /** What makes two starts "the same subscription": everything but the start time. */
 function fingerprintOf(subscription: CommandSubscription): string {
   const { submittedAt: _submittedAt, ...rest } = subscription;
   return createHash('sha256').update(JSON.stringify(rest)).digest('base64url').slice(0, 22);
-}
-
-function detailsOf(s: CommandSubscription): string {
-  return [
-    `**broker** MQTT ${s.broker.protocolVersion} ${s.broker.url}, topic filter ${s.broker.topic}, client id ${s.broker.clientId}${s.broker.credential ? `, credential "${s.broker.credential}"` : ''}`,
-    `**callback** POST ${s.callback.url} (timeout ${humanDuration(s.callback.timeout)})`,
-    `**resubscribe** ${describePolicy(s.policy)}`,
-    `**downtime** a spell without a subscription longer than ${humanDuration(s.downtimeThresholdMs)}`,
-  ].join('\n\n');
 }
 
 function summaryOf(info: WorkflowExecutionInfo): SubscriptionSummary {

@@ -2,11 +2,12 @@ import { Client } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogMetadata, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
+import type { AttemptListener } from './activities/deliver';
 import { WAITING_TYPE } from './activities/retry';
 import { bundleHasTracing } from './bundle';
 import { FAILURE_TYPES } from './classify/classify';
-import { ConfigError, EnvReader, type Environment } from './config/errors';
-import { LOG_LEVELS, workerSettingsFromEnv } from './config/settings';
+import { ConfigError, type Environment } from './config/errors';
+import { runtimeSettingsFromEnv, workerSettingsFromEnv, type RuntimeSettings, type WorkerSettings } from './config/settings';
 import { encryptingDataConverter } from './encryption/data-converter';
 import type { KeyRing } from './encryption/keys';
 import { RetryBudget, type RetryBudgetOptions } from './endpoints/budget';
@@ -15,7 +16,18 @@ import { tracingFor, workerTracingOptions, type Tracing } from './telemetry/trac
 import { AddressGuard } from './transports/address-guard';
 import { createHttpAgent } from './transports/http';
 import { createMqttPool } from './transports/mqtt';
-import { credentialsFromEnvironment } from './transports/mqtt-credentials';
+import { credentialsFromEnvironment, type CredentialResolver } from './transports/mqtt-credentials';
+import { partsOf, registerParts } from './worker-parts';
+
+// the `redeliver/worker` entry point: what embedding a worker needs, and the types of its options
+export { buildWorkflowBundle } from './bundle';
+export { runtimeSettingsFromEnv, workerSettingsFromEnv, type RuntimeSettings, type WorkerSettings } from './config/settings';
+export { parseKeyRing, type KeyRing } from './encryption/keys';
+export { createTracing, type Tracing } from './telemetry/tracing';
+export { AddressGuard, BlockedAddressError, rangeOf, type RangeName } from './transports/address-guard';
+export type { AttemptListener } from './activities/deliver';
+export type { RetryBudgetOptions } from './endpoints/budget';
+export type { CredentialResolver, MqttCredential } from './transports/mqtt-credentials';
 
 export interface RedeliverWorkerOptions {
   /** host:port of the Temporal frontend. Default $TEMPORAL_ADDRESS or localhost:7233. */
@@ -28,7 +40,7 @@ export interface RedeliverWorkerOptions {
   maxConcurrentAttempts?: number;
   /** A pre-built workflow bundle (production); the worker bundles src/workflows itself when absent. */
   workflowBundlePath?: string;
-  /** An existing connection (tests); otherwise one is opened to `address`. */
+  /** An existing connection, which the caller closes; otherwise one is opened to `address` and closed by runWorker. */
   connection?: NativeConnection;
   /**
    * The SSRF guard's allow-list: blocked ranges or CIDRs attempts may reach anyway (`['loopback']` for
@@ -48,97 +60,137 @@ export interface RedeliverWorkerOptions {
   retryBudget?: RetryBudgetOptions | null;
   /** Report attempts to each endpoint's workflow: health, downtime, and the budget's share per worker. Default $REDELIVER_ENDPOINT_HEALTH, else true. */
   endpointHealth?: boolean;
-  /** Where settings not given here come from. Default process.env. */
+  /**
+   * Where MQTT targets' credentials come from, by the name a target gives: a secret store of the
+   * application's. Each is still sent only to the brokers it is bound to. Default: the environment
+   * (REDELIVER_MQTT_CREDENTIALS_<NAME>, REDELIVER_MQTT_CREDENTIALS_FILE), read at connect time.
+   */
+  mqttCredentials?: CredentialResolver;
+  /** Hears of every attempt this worker sends (endpoint, outcome, delivery and attempt number), besides endpoint health. */
+  attemptListener?: AttemptListener;
+  /** Settings already read with workerSettingsFromEnv (the CLI reads them once); default: read from `env`. */
+  settings?: WorkerSettings;
+  /** Where settings not given here come from, and the MQTT credentials by default. Default process.env. */
   env?: Environment;
   /** Passed through to the SDK's Worker.create. */
   workerOptions?: Partial<WorkerOptions>;
 }
 
 /** Where the workflow code is: the compiled lib/workflows next to this file (or src/ under ts-jest). */
-export const WORKFLOWS_PATH = require.resolve('./workflows');
-
-/** What createWorker opened for a worker, closed by runWorker once the worker has stopped. */
-const OWNED = new WeakMap<Worker, () => Promise<void>>();
+const WORKFLOWS_PATH = require.resolve('./workflows');
 
 /**
  * Builds a worker that runs the delivery workflows and their attempts, configured by the options and, for
  * what they leave out, the environment (docs/deploying.md): a bad variable is refused with a ConfigError
- * that names it, before anything connects.
+ * that names it, before anything connects. Run it with runWorker, which closes what this opened.
  */
 export async function createWorker(options: RedeliverWorkerOptions = {}): Promise<Worker> {
-  const settings = workerSettingsFromEnv(options.env ?? process.env);
-  const workflowBundlePath = options.workflowBundlePath ?? settings.workflowBundlePath;
-  const tracing = options.tracing === undefined ? await tracingFor(settings.tracesExporter, settings.serviceName) : (options.tracing ?? undefined);
-  if (options.tracing === undefined && tracing && workflowBundlePath && !(await bundleHasTracing(workflowBundlePath))) {
-    await tracing.shutdown();
-    throw new ConfigError([
-      { variable: 'REDELIVER_WORKFLOW_BUNDLE', message: `${workflowBundlePath} has no tracing interceptors, and OTEL_TRACES_EXPORTER asks for traces: point it at a bundle built with \`redeliver bundle --tracing\` (the image has /app/lib/workflow-bundle-tracing.js)` },
-    ]);
-  }
+  const env = options.env ?? process.env;
+  const settings = options.settings ?? workerSettingsFromEnv(env);
+  const bundlePath = options.workflowBundlePath ?? settings.workflowBundlePath;
+  const tracing = await tracingOf(options, settings, bundlePath);
   const keys = options.encryptionKeys === undefined ? settings.encryptionKeys : (options.encryptionKeys ?? undefined);
-  const guard = options.allowAddresses === undefined ? settings.allowAddresses : options.allowAddresses instanceof AddressGuard ? options.allowAddresses : AddressGuard.parse(options.allowAddresses, 'allowAddresses');
+  const guard = guardOf(options.allowAddresses, settings);
   const http = createHttpAgent({ allow: guard });
   // MQTT brokers go through the same SSRF guard; credentials come from the environment checked above (README, "MQTT credentials")
-  const mqtt = createMqttPool({ allow: guard, credentials: credentialsFromEnvironment(options.env ?? process.env) });
+  const mqtt = createMqttPool({ allow: guard, credentials: options.mqttCredentials ?? credentialsFromEnvironment(env) });
   const connection =
     options.connection ?? (await NativeConnection.connect({ ...settings.temporal.connectionOptions, ...(options.address && { address: options.address }) }));
-  const tracingOptions = tracing ? workerTracingOptions(tracing, { bundling: !workflowBundlePath }) : undefined;
   const namespace = options.namespace ?? settings.temporal.namespace;
   const taskQueue = options.taskQueue ?? settings.taskQueue;
-  // the worker's own client: endpoint reports, and a paused delivery's look at its retrying activity
-  const client = new Client({ connection, namespace, ...(keys && { dataConverter: encryptingDataConverter(keys) }) });
+  const dataConverter = keys && encryptingDataConverter(keys);
+  // the worker's own client: endpoint reports, a paused delivery's look at its retrying activity, the submission check
+  const client = new Client({ connection, namespace, ...(dataConverter && { dataConverter }) });
   const budgetOptions = options.retryBudget === undefined ? settings.retryBudget : options.retryBudget;
-  const budget = budgetOptions ? new RetryBudget(budgetOptions) : null;
+  const budget = budgetOptions && new RetryBudget(budgetOptions);
   const reporter = (options.endpointHealth ?? settings.endpointHealth) ? new EndpointReporter(client, taskQueue) : null;
+  const listener = bothListeners(reporter, options.attemptListener);
   const worker = await Worker.create({
     connection,
     namespace,
     taskQueue,
     // the reporter counts workers by their poller identity: one per worker, also within one process
     ...(reporter && { identity: reporter.identity }),
-    ...(workflowBundlePath ? { workflowBundle: { codePath: workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
-    activities: createActivities({ http, mqtt, budget, reporter, client }),
+    ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
+    activities: createActivities({ http, mqtt, budget, reporter, client, ...(listener && { listener }) }),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentAttempts ?? settings.maxConcurrentAttempts,
     ...(settings.maxConcurrentWorkflowTasks && { maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTasks }),
     // SIGTERM: stop polling, let attempts in flight finish for this long, then hand the rest back (activities/deliver.ts)
     shutdownGraceTime: options.shutdownGraceTime ?? settings.shutdownGraceMs,
-    ...(keys && { dataConverter: encryptingDataConverter(keys) }),
-    ...tracingOptions,
+    ...(dataConverter && { dataConverter }),
+    ...(tracing && workerTracingOptions(tracing, { bundling: !bundlePath })),
     ...options.workerOptions,
   });
   await reporter?.start();
-  OWNED.set(worker, async () => {
+  const close = async () => {
     await reporter?.stop();
     if (!options.connection) await connection.close();
     await http.close();
     await mqtt.close();
     await tracing?.shutdown();
-  });
+  };
+  registerParts(worker, { mqtt, reporter, close });
   return worker;
 }
 
-/** Runs a worker made by createWorker until it stops (shutdown(), SIGINT, SIGTERM), then closes what createWorker opened. */
-export async function runWorker(worker: Worker): Promise<void> {
+/** Tracing as the options or the environment ask; refused when the environment asks for it and the bundle has no tracing in it. */
+async function tracingOf(options: RedeliverWorkerOptions, settings: WorkerSettings, bundlePath?: string): Promise<Tracing | undefined> {
+  if (options.tracing !== undefined) return options.tracing ?? undefined;
+  const tracing = await tracingFor(settings.tracesExporter, settings.serviceName);
+  if (tracing && bundlePath && !(await bundleHasTracing(bundlePath))) {
+    await tracing.shutdown();
+    throw new ConfigError([
+      {
+        variable: 'REDELIVER_WORKFLOW_BUNDLE',
+        message:
+          `${bundlePath} has no tracing interceptors, and OTEL_TRACES_EXPORTER asks for traces: point it at a bundle built with ` +
+          '`redeliver bundle --tracing` (the image has /app/lib/workflow-bundle-tracing.js)',
+      },
+    ]);
+  }
+  return tracing;
+}
+
+function guardOf(allow: RedeliverWorkerOptions['allowAddresses'], settings: WorkerSettings): AddressGuard {
+  if (allow === undefined) return settings.allowAddresses;
+  return allow instanceof AddressGuard ? allow : AddressGuard.parse(allow, 'allowAddresses');
+}
+
+/** The reporter hears of every attempt (endpoint health); an application's listener too, when it gives one. */
+function bothListeners(reporter: EndpointReporter | null, extra: AttemptListener | undefined): AttemptListener | undefined {
+  if (!reporter || !extra) return extra ?? reporter ?? undefined;
+  return {
+    attempted(endpoint, outcome, attempt) {
+      reporter.attempted(endpoint, outcome);
+      extra.attempted(endpoint, outcome, attempt);
+    },
+  };
+}
+
+/**
+ * Runs a worker made by createWorker until it stops (shutdown(), SIGINT, SIGTERM), or with `until` until
+ * that settles (the SDK's runUntil), then closes what createWorker opened.
+ */
+export function runWorker(worker: Worker): Promise<void>;
+export function runWorker<R>(worker: Worker, until: Promise<R>): Promise<R>;
+export async function runWorker<R>(worker: Worker, until?: Promise<R>): Promise<R | void> {
   try {
-    await worker.run();
+    return until ? await worker.runUntil(until) : await worker.run();
   } finally {
-    await OWNED.get(worker)?.();
+    await partsOf(worker)?.close();
   }
 }
 
 const EXPECTED_FAILURES = new Set([...Object.values(FAILURE_TYPES), WAITING_TYPE]);
 
 /**
- * Installs the SDK runtime with a logger at $REDELIVER_LOG_LEVEL (default WARN) that leaves out failed
- * attempts: they are the normal work of a retry system, recorded in each delivery's history; and, when
- * $REDELIVER_PROMETHEUS_ADDRESS is set, the SDK's Prometheus endpoint there.
+ * Installs the SDK runtime with a logger at the log level (default $REDELIVER_LOG_LEVEL, else WARN) that
+ * leaves out failed attempts: they are the normal work of a retry system, recorded in each delivery's
+ * history; and, with a Prometheus address ($REDELIVER_PROMETHEUS_ADDRESS), the SDK's metrics endpoint there.
  * Call once, before the first worker is created.
  */
-export function installRuntime(env: Environment = process.env): void {
-  const reader = new EnvReader(env);
-  const level = reader.oneOf('REDELIVER_LOG_LEVEL', LOG_LEVELS, 'WARN');
-  const prometheus = reader.hostPort('REDELIVER_PROMETHEUS_ADDRESS', '0.0.0.0:9464');
-  reader.done();
+export function installRuntime(settings: RuntimeSettings = runtimeSettingsFromEnv()): void {
+  const { logLevel: level, prometheusAddress: prometheus } = settings;
   const base = new DefaultLogger(level);
   const logger = new DefaultLogger(level, (entry) => {
     const error = (entry.meta as LogMetadata | undefined)?.error as { type?: string } | undefined;

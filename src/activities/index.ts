@@ -39,10 +39,12 @@ export function createActivities(deps: ActivityDeps) {
   const reporter = deps.reporter ?? undefined;
   const listener = deps.listener ?? reporter ?? undefined;
   const attemptDeps = { http: deps.http, mqtt, ...(listener && { listener }) };
+  const checkSubmission = submissionCheck(deps.client ?? null);
   return {
-    ...createDeliverActivities(attemptDeps, submissionCheck(deps.client ?? null)),
+    ...createDeliverActivities(attemptDeps, checkSubmission),
     ...createRetryActivities({
       attempt: createAttempt(attemptDeps),
+      ...(checkSubmission && { checkSubmission }),
       budget: deps.budget ?? null,
       ...(reporter && { share: (endpoint: string) => reporter.share(endpoint), heldBack: (endpoint: string) => reporter.heldBack(endpoint) }),
     }),

@@ -1,11 +1,13 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ErrorClass } from '../classify/types';
+import { attemptError } from '../delivery/attempt-error';
 import { expiresAt } from '../delivery/summary';
 import type { AttemptError, AttemptRecord, Delivery } from '../delivery/types';
 import type { RetryBudget } from '../endpoints/budget';
 import { nextDelay } from '../policy/backoff';
 import { FAILURE_TYPES } from '../classify/classify';
 import { activityClock, attemptFailure, type AttemptFailureDetails, type AttemptResult } from './deliver';
+import { SUBMISSION_UNCHECKED, type SubmissionCheck } from './submission-check';
 
 /**
  * A delivery's retrying, as it goes from attempt to attempt of the `retryDelivery` activity. It travels
@@ -69,6 +71,8 @@ export interface RetryDeps {
   share?: (endpoint: string) => number;
   /** Told of each retry the budget held back. */
   heldBack?: (endpoint: string) => void;
+  /** Asked again before an attempt when the last one could not make the submission check (activities/submission-check.ts). */
+  checkSubmission?: SubmissionCheck;
   /** Default: Temporal's clock (activityClock). */
   now?: () => number;
   random?: () => number;
@@ -103,7 +107,7 @@ export function createRetryActivities(deps: RetryDeps) {
         ].slice(-ATTEMPT_LOG_SIZE);
         if (result.ok) return { end: 'delivered', progress, code: result.code, reason: result.reason };
 
-        progress.lastError = { class: result.class as ErrorClass, code: result.code, reason: result.reason, attempt: progress.attempts, at: new Date(ended).toISOString() };
+        progress.lastError = attemptError(result, progress.attempts, ended);
         if (!result.retryable) return { end: 'rejected', progress, reason: result.reason };
         const decision = nextDelay(delivery.policy, { attempts: progress.attempts, previousDelay: progress.previousDelay, firstAttemptAt: agedFrom, now: ended }, random, result.retryAfterMs);
         if (!decision.retry) return { end: decision.outcome, progress, reason: `${decision.reason}; last error: ${result.reason}` };
@@ -157,7 +161,8 @@ export function createRetryActivities(deps: RetryDeps) {
       save();
       let result: AttemptResult;
       try {
-        result = await deps.attempt(delivery, progress.attempts, now);
+        const unchecked = progress.lastError.code === SUBMISSION_UNCHECKED ? await deps.checkSubmission?.() : null;
+        result = unchecked ? { ok: false, ...unchecked } : await deps.attempt(delivery, progress.attempts, now);
       } catch (err) {
         // a worker shutting down hands the attempt back (activities/deliver.ts): a connection failure
         const handed = handedBackDetails(err);

@@ -10,6 +10,9 @@ export const UNENCRYPTED_SUBMISSION =
   'are stored in Temporal in plain text. Nothing was sent. Give the client or CLI that submitted it the same REDELIVER_ENCRYPTION_KEYS ' +
   '(or _FILE), and submit it again';
 
+/** The code of an attempt that sent nothing because the check could not be made: the next attempt checks first. */
+export const SUBMISSION_UNCHECKED = 'submission-unchecked';
+
 /** Asked by a delivery's first attempt before it sends: a refusal, or null to go ahead. */
 export type SubmissionCheck = () => Promise<AttemptFailureDetails | null>;
 
@@ -27,11 +30,18 @@ export function submissionCheck(client: Client | null): SubmissionCheck | undefi
   if (!client?.options.loadedDataConverter.payloadCodecs.some((codec) => codec instanceof AesGcmPayloadCodec)) return undefined;
   return async () => {
     const { workflowNamespace, workflowExecution } = Context.current().info;
-    const { history } = await client.workflowService.getWorkflowExecutionHistory({
-      namespace: workflowNamespace,
-      execution: workflowExecution,
-      maximumPageSize: 1,
-    });
+    let history;
+    try {
+      ({ history } = await client.workflowService.getWorkflowExecutionHistory({
+        namespace: workflowNamespace,
+        execution: workflowExecution,
+        maximumPageSize: 1,
+      }));
+    } catch (err) {
+      // fail closed: nothing goes out until the check has been made (the retrying activity makes it again)
+      const reason = `could not read how the delivery is stored, to check it was submitted encrypted (${(err as Error).message}); nothing was sent`;
+      return { class: 'server', retryable: true, code: SUBMISSION_UNCHECKED, reason, durationMs: 0 };
+    }
     const input = history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
     const encoding = Buffer.from(input?.metadata?.[METADATA_ENCODING_KEY] ?? new Uint8Array()).toString();
     if (!input || encoding === ENCRYPTED_ENCODING) return null;

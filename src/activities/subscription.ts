@@ -80,100 +80,8 @@ export function createSubscriptionActivities(deps: { http: Dispatcher; mqtt: Mqt
      * heartbeats. Returns after `holdForMs`; fails, classified, when connecting or subscribing fails or
      * the connection drops; the workflow resubscribes with its backoff. Never reconnects by itself.
      */
-    async holdSubscription(sub: CommandSubscription, options: HoldOptions): Promise<HoldEnd> {
-      const ctx = Context.current();
-      const workflow = ctx.client.workflow.getHandle(options.workflowId);
-      const v5 = sub.broker.protocolVersion === '5';
-      const started = performance.now();
-      let subscribedAt: number | null = null;
-      // a failure before the hold below is wired up is kept for it
-      let early: Classification | undefined;
-      let fail: (c: Classification) => void = (c) => {
-        early ??= c;
-      };
-
-      // mqtt.js sends a QoS 1 command's PUBACK once this calls back: only after the workflow recorded it,
-      // so a command is never lost between the broker and the workflow (the broker resends it otherwise).
-      // Installed before connecting: a resumed session's queued commands come right after the CONNACK.
-      const handleMessage: MqttClient['handleMessage'] = (packet, done) => {
-        const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
-        const text = isUtf8(payload);
-        const { requestId, name } = parseCommandTopic(packet.topic);
-        const command: Omit<ReceivedCommand, 'seq'> = {
-          topic: packet.topic,
-          requestId,
-          name,
-          payload: payload.toString(text ? 'utf8' : 'base64'),
-          encoding: text ? 'utf8' : 'base64',
-          contentType: packet.properties?.contentType ?? null,
-          receivedAt: Date.now(),
-        };
-        workflow.signal(commandReceivedSignal, { hold: options.hold, command }).then(
-          () => done(),
-          (err: unknown) => {
-            done(err as Error);
-            fail(internal(`a received command could not be recorded in the workflow: ${(err as Error).message}`));
-          },
-        );
-      };
-      const connected = await deps.mqtt.connectDedicated(brokerEndpoint(sub), {
-        clientId: sub.broker.clientId,
-        clean: false,
-        sessionExpirySeconds: SESSION_EXPIRY_SECONDS,
-        timeoutMs: sub.broker.timeout,
-        handleMessage,
-      });
-      if (!connected.ok) throw holdFailure(classify(connected.outcome), started, null);
-      const client = connected.client;
-
-      return new Promise<HoldEnd>((resolve, reject) => {
-        let ended = false;
-        let ending: TransportOutcome | undefined;
-        const end = (result: { ok: HoldEnd } | { err: unknown }) => {
-          if (ended) return;
-          ended = true;
-          clearInterval(beat);
-          clearTimeout(rotation);
-          clearTimeout(subackTimer);
-          // a planned end says goodbye (the session stays, for the next hold); a failed one just closes
-          client.end(!('ok' in result) || !client.connected);
-          if ('ok' in result) resolve(result.ok);
-          else reject(result.err);
-        };
-        const lost = (c: Classification) => end({ err: holdFailure(c, started, subscribedAt) });
-        fail = lost;
-
-        client.on('packetreceive', (packet) => {
-          if (packet.cmd !== 'disconnect') return;
-          const props = packet.properties;
-          ending = { kind: 'mqtt5', packet: 'disconnect', reasonCode: packet.reasonCode ?? 0, ...(props?.reasonString && { reasonString: props.reasonString }), ...(props?.serverReference && { serverReference: props.serverReference }) };
-        });
-        client.on('error', (err) => {
-          ending ??= mqttOutcome(err, v5, 'disconnect', 0);
-        });
-        client.once('close', () => lost(classify(ending ?? { kind: 'mqtt-closed', message: 'the connection to the broker closed' })));
-
-        const subackTimer = setTimeout(() => lost(classify({ kind: 'timeout', afterMs: sub.broker.timeout })), sub.broker.timeout);
-        client.subscribe(sub.broker.topic, { qos: 1 }, (err, _granted, packet) => {
-          clearTimeout(subackTimer);
-          if (ended) return;
-          const code = (packet?.granted as number[] | undefined)?.[0];
-          if (typeof code === 'number' && code >= 0x80) {
-            const reasonString = packet?.properties?.reasonString;
-            return lost(classify({ kind: 'mqtt5', packet: 'suback', reasonCode: code, ...(reasonString && { reasonString }) }));
-          }
-          if (err) return lost(classify(mqttOutcome(err, v5, 'suback', sub.broker.timeout)));
-          subscribedAt = Date.now();
-          ctx.heartbeat({ at: subscribedAt, subscribedAt } satisfies HoldHeartbeat);
-          workflow.signal(subscribedSignal, { hold: options.hold, at: subscribedAt }).catch((e: unknown) => lost(internal(`could not tell the workflow: ${(e as Error).message}`)));
-        });
-
-        const beat = setInterval(() => ctx.heartbeat({ at: Date.now(), subscribedAt } satisfies HoldHeartbeat), HEARTBEAT_MS);
-        const rotation = setTimeout(() => end({ ok: { at: Date.now() } }), options.holdForMs);
-        ctx.cancelled.catch((reason: unknown) => end({ err: handedBack(reason, started, subscribedAt) }));
-        if (early) lost(early);
-        else if (!client.connected) lost(classify(ending ?? { kind: 'mqtt-closed', message: 'the connection to the broker closed' }));
-      });
+    holdSubscription(sub: CommandSubscription, options: HoldOptions): Promise<HoldEnd> {
+      return hold(deps.mqtt, sub, options);
     },
 
     /**
@@ -182,13 +90,17 @@ export function createSubscriptionActivities(deps: { http: Dispatcher; mqtt: Mqt
      */
     async handCommand(sub: CommandSubscription, command: ReceivedCommand, attempt: number): Promise<HandOff> {
       const started = performance.now();
+      // a command that could not be answered must not run: refused before the callback sees it
+      const unanswerable = responseProblems(sub, command);
+      if (unanswerable) throw failureOf(invalidCommand(command, unanswerable), performance.now() - started);
       const headers: Record<string, string> = {
         ...sub.callback.headers,
         'content-type': command.contentType ?? (command.encoding === 'utf8' ? 'text/plain; charset=utf-8' : 'application/octet-stream'),
+        // the request id (checked above) or the subscription's id and a number: header-safe as they are
         'message-id': commandMessageId(sub, command),
         'delivery-attempt': String(attempt),
-        'command-name': command.name,
-        'command-topic': command.topic,
+        'command-name': headerText(command.name),
+        'command-topic': headerText(command.topic),
         tenant: sub.tenant,
         device: sub.device,
         ...(command.requestId !== null && { 'command-request-id': command.requestId }),
@@ -235,6 +147,133 @@ export function createSubscriptionActivities(deps: { http: Dispatcher; mqtt: Mqt
       await new Promise<void>((resolve) => connected.client.end(false, {}, () => resolve()));
     },
   };
+}
+
+/** holdSubscription (above): one connection and its subscription, until the hold ends or fails. */
+async function hold(mqtt: MqttPool, sub: CommandSubscription, options: HoldOptions): Promise<HoldEnd> {
+  const ctx = Context.current();
+  const workflow = ctx.client.workflow.getHandle(options.workflowId);
+  const v5 = sub.broker.protocolVersion === '5';
+  const started = performance.now();
+  let subscribedAt: number | null = null;
+  // a failure before the hold below is wired up is kept for it
+  let early: Classification | undefined;
+  let fail: (c: Classification) => void = (c) => {
+    early ??= c;
+  };
+
+  // mqtt.js sends a QoS 1 command's PUBACK once this calls back: only after the workflow recorded it,
+  // so a command is never lost between the broker and the workflow (the broker resends it otherwise).
+  // Installed before connecting: a resumed session's queued commands come right after the CONNACK.
+  const handleMessage: MqttClient['handleMessage'] = (packet, done) => {
+    const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+    const text = isUtf8(payload);
+    const { requestId, name } = parseCommandTopic(packet.topic);
+    const command: Omit<ReceivedCommand, 'seq'> = {
+      topic: packet.topic,
+      requestId,
+      name,
+      payload: payload.toString(text ? 'utf8' : 'base64'),
+      encoding: text ? 'utf8' : 'base64',
+      contentType: packet.properties?.contentType ?? null,
+      receivedAt: Date.now(),
+    };
+    workflow.signal(commandReceivedSignal, { hold: options.hold, command }).then(
+      () => done(),
+      (err: unknown) => {
+        done(err as Error);
+        fail(internal(`a received command could not be recorded in the workflow: ${(err as Error).message}`));
+      },
+    );
+  };
+  const connected = await mqtt.connectDedicated(brokerEndpoint(sub), {
+    clientId: sub.broker.clientId,
+    clean: false,
+    sessionExpirySeconds: SESSION_EXPIRY_SECONDS,
+    timeoutMs: sub.broker.timeout,
+    handleMessage,
+  });
+  if (!connected.ok) throw holdFailure(classify(connected.outcome), started, null);
+  const client = connected.client;
+
+  return new Promise<HoldEnd>((resolve, reject) => {
+    let ended = false;
+    let ending: TransportOutcome | undefined;
+    const end = (result: { ok: HoldEnd } | { err: unknown }) => {
+      if (ended) return;
+      ended = true;
+      clearInterval(beat);
+      clearTimeout(rotation);
+      clearTimeout(subackTimer);
+      // a planned end says goodbye (the session stays, for the next hold); a failed one just closes
+      client.end(!('ok' in result) || !client.connected);
+      if ('ok' in result) resolve(result.ok);
+      else reject(result.err);
+    };
+    const lost = (c: Classification) => end({ err: holdFailure(c, started, subscribedAt) });
+    fail = lost;
+
+    client.on('packetreceive', (packet) => {
+      if (packet.cmd !== 'disconnect') return;
+      const props = packet.properties;
+      ending = { kind: 'mqtt5', packet: 'disconnect', reasonCode: packet.reasonCode ?? 0, ...(props?.reasonString && { reasonString: props.reasonString }), ...(props?.serverReference && { serverReference: props.serverReference }) };
+    });
+    client.on('error', (err) => {
+      ending ??= mqttOutcome(err, v5, 'disconnect', 0);
+    });
+    client.once('close', () => lost(classify(ending ?? { kind: 'mqtt-closed', message: 'the connection to the broker closed' })));
+
+    const subackTimer = setTimeout(() => lost(classify({ kind: 'timeout', afterMs: sub.broker.timeout })), sub.broker.timeout);
+    client.subscribe(sub.broker.topic, { qos: 1 }, (err, _granted, packet) => {
+      clearTimeout(subackTimer);
+      if (ended) return;
+      const code = (packet?.granted as number[] | undefined)?.[0];
+      if (typeof code === 'number' && code >= 0x80) {
+        const reasonString = packet?.properties?.reasonString;
+        return lost(classify({ kind: 'mqtt5', packet: 'suback', reasonCode: code, ...(reasonString && { reasonString }) }));
+      }
+      if (err) return lost(classify(mqttOutcome(err, v5, 'suback', sub.broker.timeout)));
+      subscribedAt = Date.now();
+      ctx.heartbeat({ at: subscribedAt, subscribedAt } satisfies HoldHeartbeat);
+      workflow.signal(subscribedSignal, { hold: options.hold, at: subscribedAt }).catch((e: unknown) => lost(internal(`could not tell the workflow: ${(e as Error).message}`)));
+    });
+
+    const beat = setInterval(() => ctx.heartbeat({ at: Date.now(), subscribedAt } satisfies HoldHeartbeat), HEARTBEAT_MS);
+    const rotation = setTimeout(() => end({ ok: { at: Date.now() } }), options.holdForMs);
+    ctx.cancelled.catch((reason: unknown) => end({ err: handedBack(reason, started, subscribedAt) }));
+    if (early) lost(early);
+    else if (!client.connected) lost(classify(ending ?? { kind: 'mqtt-closed', message: 'the connection to the broker closed' }));
+  });
+}
+
+/**
+ * Text from a topic as an HTTP header value: every UTF-8 byte outside printable ASCII, and `%` itself, as
+ * `%XX` (RFC 3986 percent-encoding: `decodeURIComponent` gives the text back). A header cannot carry line
+ * breaks or characters beyond Latin-1, and a receiver should not have to guess the charset of the rest.
+ */
+export function headerText(text: string): string {
+  const hex = (b: number) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  return text.replace(/[^\x21-\x24\x26-\x7e]+/g, (run) => Array.from(Buffer.from(run, 'utf8'), hex).join(''));
+}
+
+/**
+ * Why a two-way command's response could not go out (its request id becomes the response's message id and
+ * topic level): the check the answer will pass, made with an empty answer before the callback is called.
+ */
+function responseProblems(sub: CommandSubscription, command: ReceivedCommand): string | undefined {
+  if (command.requestId === null) return undefined;
+  try {
+    responseDelivery(sub, { requestId: command.requestId, status: 200, payload: '', contentType: undefined });
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof InvalidInputError)) throw err;
+    return err.problems.map((p) => `${p.field} ${p.message}`).join('; ');
+  }
+}
+
+function invalidCommand(command: ReceivedCommand, problems: string): Classification {
+  const reason = `the command's request id ${JSON.stringify(command.requestId)} could not be answered, so it was not handed to the callback: ${problems}`;
+  return { class: 'client', retryable: false, code: 'invalid-command', reason };
 }
 
 function failureOf(c: Classification, durationMs: number): ApplicationFailure {

@@ -23,7 +23,7 @@ const MAX_QUOTE = 200;
 const ROWS = new Map(CLASSIFICATION_TABLE.map((row) => [key(row.code, row.when), row]));
 
 /**
- * Classifies one attempt's outcome (SPEC §4, docs/error-classification.md), then applies the delivery's
+ * Classifies one attempt's outcome (docs/spec.md §4, docs/error-classification.md), then applies the delivery's
  * overrides. Pure: `now` dates an HTTP-date Retry-After.
  */
 export function classify(outcome: TransportOutcome, overrides: ClassOverrides = {}, now = Date.now()): Classification {

@@ -19,6 +19,7 @@ export async function connect(flags: ConnectionFlags): Promise<Redeliver> {
   return Redeliver.connect({
     ...(flags.address && { address: flags.address }),
     ...(flags.namespace && { namespace: flags.namespace }),
-    taskQueue: flags.taskQueue ?? process.env.REDELIVER_TASK_QUEUE ?? 'redeliver',
+    // unset: Redeliver.connect takes $REDELIVER_TASK_QUEUE (src/config), else the default
+    ...(flags.taskQueue && { taskQueue: flags.taskQueue }),
   });
 }

@@ -6,7 +6,7 @@ import type { DeliveryResult } from '../delivery/types';
 import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
 import { filterFromFlags, withFilterFlags, type FilterFlags } from './filter-flags';
 import { formatTable, limitOf } from './list';
-import { emit, printableFields } from './output';
+import { emit } from './output';
 
 export function registerDeadLetters(program: Command): void {
   const command = program.command('dead-letters').description('list dead letters (rejected, expired, exhausted, dropped) or show one');
@@ -48,15 +48,15 @@ export function registerDeadLetters(program: Command): void {
       const redeliver = await connect(flags);
       try {
         const result = await redeliver.getHandle(deliveryId).result();
-        emit(!!flags.json, result, () => formatDeadLetter(printableFields(result)));
+        emit(!!flags.json, result, () => formatDeadLetter(result));
       } finally {
         await redeliver.close();
       }
     });
 }
 
-/** A dead letter in words; its fields already printable (the body's newlines escaped, on one line). */
-function formatDeadLetter(result: DeliveryResult): string {
+/** A dead letter as lines (emit keeps the body, reasons and ids on theirs). */
+function formatDeadLetter(result: DeliveryResult): string[] {
   return [
     `${result.deliveryId}: ${result.outcome} after ${result.attempts} attempt(s)`,
     `  reason      ${result.reason}`,
@@ -65,7 +65,5 @@ function formatDeadLetter(result: DeliveryResult): string {
     `  last        ${result.lastAttemptAt ?? '-'}`,
     result.message ? `  target      ${targetInWords(result.message.target)}` : '',
     result.message ? `  message     ${result.message.contentType}: ${result.message.body.slice(0, 500)}` : '',
-  ]
-    .filter(Boolean)
-    .join('\n');
+  ].filter(Boolean);
 }

@@ -64,9 +64,10 @@ export function registerDev(program: Command): void {
           });
           return;
         }
-        installRuntime();
+        installRuntime(settings);
         // the demo endpoint and anything you try locally live on loopback, which the SSRF guard refuses by default
-        const worker = await createWorker({ address: server.address, allowAddresses: ['loopback', ...settings.allowAddresses.entries] });
+        const allowAddresses = ['loopback', ...settings.allowAddresses.entries];
+        const worker = await createWorker({ settings, address: server.address, allowAddresses });
         say(`worker polling task queue "${worker.options.taskQueue}" (SSRF guard: loopback allowed for local endpoints)`);
         const running = runWorker(worker);
         if (flags.demo) {

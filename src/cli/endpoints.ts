@@ -53,15 +53,17 @@ export function registerEndpoints(program: Command): void {
           const figure = endpointTimelineFigure({ endpoint: flags.endpoint, timeline, report: reports[0]!.report, ...(since && { from: since.getTime() }) });
           await writePlot(flags.plot, renderFigure(figure));
         }
-        emit(!!flags.json, reports, () => reports.map((r) => formatDowntime(r.endpoint, r.report)).join('\n\n') || 'no endpoint has reported attempts yet');
+        emit(!!flags.json, reports, () =>
+          reports.length ? reports.flatMap((r, i) => [...(i ? [''] : []), ...formatDowntime(r.endpoint, r.report)]) : 'no endpoint has reported attempts yet',
+        );
       } finally {
         await redeliver.close();
       }
     });
 }
 
-export function formatEndpoints(rows: EndpointView[]): string {
-  if (rows.length === 0) return 'no endpoint has reported attempts yet';
+export function formatEndpoints(rows: EndpointView[]): string[] {
+  if (rows.length === 0) return ['no endpoint has reported attempts yet'];
   const header = ['STATE', 'FAILED/MIN', 'ATTEMPTS/MIN', 'HELD BACK/MIN', 'WAITING', 'WORKERS', 'DOWNTIME', 'ENDPOINT'];
   const lines = rows.map((r) => [
     r.state,
@@ -74,10 +76,10 @@ export function formatEndpoints(rows: EndpointView[]): string {
     r.endpoint,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  return [header, ...lines].map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+  return [header, ...lines].map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
 }
 
-export function formatDowntime(endpoint: string, r: EndpointDowntimeReport): string {
+export function formatDowntime(endpoint: string, r: EndpointDowntimeReport): string[] {
   const lines = [
     `${endpoint}: ${humanDuration(r.totalMs)} of downtime since ${r.since} in ${r.periods.length} period${r.periods.length === 1 ? '' : 's'}${r.complete ? '' : ' (older periods no longer kept)'}`,
     `  not counted: ${r.glitches} spell${r.glitches === 1 ? '' : 's'} of ${humanDuration(r.thresholdMs)} or less, ${r.reconnections} reconnection${r.reconnections === 1 ? '' : 's'} (${r.reconnectAttempts}+ attempts within ${humanDuration(r.reconnectWindowMs)})`,
@@ -86,5 +88,5 @@ export function formatDowntime(endpoint: string, r: EndpointDowntimeReport): str
   if (r.current) {
     lines.push(`  now: failing since ${r.current.since} (${humanDuration(r.current.durationMs)}, ${r.current.failures} failures, ${r.current.reason})${r.current.countsAsDowntime ? ', counted as downtime' : ''}`);
   }
-  return lines.join('\n');
+  return lines;
 }

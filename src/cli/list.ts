@@ -37,17 +37,17 @@ export function limitOf(value: string): number {
   return wholeNumberFlag('--limit', value, 1);
 }
 
-export function formatTable(rows: DeliverySummary[]): string {
-  if (rows.length === 0) return 'no deliveries match';
+export function formatTable(rows: DeliverySummary[]): string[] {
+  if (rows.length === 0) return ['no deliveries match'];
   const header = ['STATE', 'KIND', 'ATTEMPTS', 'LAST ERROR', 'STARTED', 'DELIVERY'];
   // one line per delivery, whatever its id or attributes hold
   const lines = rows.map((r) =>
     [r.state, r.kind ?? '', String(r.attempts ?? ''), r.lastErrorClass ?? '', r.startedAt.slice(0, 19).replace('T', ' '), r.deliveryId].map((c) => printable(c)),
   );
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const table = [header, ...lines].map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+  const table = [header, ...lines].map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
   // a process without keys still lists deliveries: say why status and dead-letters show will tell less
   const sealed = rows.filter((r) => r.encrypted).length;
   const note = `(${sealed} of these are encrypted: set REDELIVER_ENCRYPTION_KEYS to read their messages, times and errors)`;
-  return sealed ? `${table}\n${note}` : table;
+  return sealed ? [...table, note] : table;
 }

@@ -1,7 +1,6 @@
 import { CommanderError } from 'commander';
-import { DeliveryControlError } from '../client';
 import { ConfigError } from '../config/errors';
-import { InvalidInputError } from '../errors';
+import { DeliveryControlError, InvalidInputError } from '../errors';
 
 /** Exit codes scripts can rely on (README, "Exit codes"). */
 export const EXIT = {
@@ -16,9 +15,15 @@ export const EXIT = {
   refused: 4,
 } as const;
 
-/** Prints `value` as JSON, or as the human form `text()` gives, its lines made safe for a terminal. */
-export function emit(json: boolean, value: unknown, text: () => string): void {
-  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${printable(text(), { keepNewlines: true })}\n`);
+/**
+ * Prints `value` as JSON, or in the human form `text()` gives: one line, or a list of lines. Each line is
+ * made safe for a terminal, a line break in it included (`\x0a`): only the list makes lines, so a value
+ * from outside (an id, a reason, a topic) cannot add one.
+ */
+export function emit(json: boolean, value: unknown, text: () => string | readonly string[]): void {
+  if (json) return void process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  const lines = text();
+  process.stdout.write(`${(typeof lines === 'string' ? [lines] : lines).map((line) => printable(line)).join('\n')}\n`);
 }
 
 /**

@@ -48,7 +48,7 @@ export function registerRedrive(program: Command): void {
           [
             `redriven ${outcome.redriven.length}, already redriven ${outcome.alreadyRedriven.length}, failed ${outcome.failed.length}`,
             ...outcome.failed.map((f) => `  ${f.deliveryId}: ${f.error}`),
-          ].join('\n'),
+          ],
         );
         if (outcome.failed.length) process.exitCode = EXIT.failure;
       } finally {

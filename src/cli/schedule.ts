@@ -140,7 +140,7 @@ const flagOf = (field: string) => `--${field.replace(/[A-Z]/g, (c) => `-${c.toLo
 
 type Row = SchedulePreview['attempts'][number] & { latestMs: number | null };
 
-function scheduleText(kind: MessageKind, policy: BackoffPolicy, preview: SchedulePreview, rows: Row[]): string {
+function scheduleText(kind: MessageKind, policy: BackoffPolicy, preview: SchedulePreview, rows: Row[]): string[] {
   const pad = (s: string, n: number) => s.padStart(n);
   const lines = [
     `${kind}: ${describePolicy(policy)}`,
@@ -162,7 +162,7 @@ function scheduleText(kind: MessageKind, policy: BackoffPolicy, preview: Schedul
   if (rows.some((r) => r.latestMs === null)) lines.push('', 'latest: every draw at its maximum; — where that schedule has already expired.');
   if (expired) lines.push('', `${expired} of ${preview.draws} draws expired before attempt ${rows.length + 1}.`);
   if (exhausted) lines.push('', `${exhausted} of ${preview.draws} draws used all ${policy.maxAttempts} attempt(s).`);
-  return lines.join('\n');
+  return lines;
 }
 
 interface ScheduleFigure {

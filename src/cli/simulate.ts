@@ -109,7 +109,7 @@ interface Scale {
 /** "base 5 ms, cap 2 s" (and the floor, when there is one). */
 const scaleOf = (o: Scale) => `base ${formatDuration(o.baseMs)}, cap ${formatDuration(o.capMs)}${o.minMs ? `, min ${formatDuration(o.minMs)}` : ''}`;
 
-function simulateText(results: StrategyResult[], scale: Scale): string {
+function simulateText(results: StrategyResult[], scale: Scale): string[] {
   const first = results[0]!;
   const least = Math.min(...results.map((r) => r.calls));
   const rows = results.map(
@@ -121,7 +121,7 @@ function simulateText(results: StrategyResult[], scale: Scale): string {
     '',
     `${'strategy'.padEnd(24)}${'calls'.padStart(10)}${'vs least'.padStart(9)}${'completion'.padStart(12)}`,
     ...rows,
-  ].join('\n');
+  ];
 }
 
 function simulateFigure(sweep: StrategyResult[][], strategies: readonly Strategy[], o: Scale & { runs: number; seed: number }): string {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { DeliveryStatus } from '../delivery/types';
 import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
-import { emit, printableFields } from './output';
+import { emit } from './output';
 
 export function registerStatus(program: Command): void {
   withConnectionFlags(
@@ -23,9 +23,8 @@ export function registerStatus(program: Command): void {
     });
 }
 
-export function formatStatus(status: DeliveryStatus): string {
-  // what ids and endpoints put in a field stays in it
-  const s = printableFields(status);
+/** The status as lines (emit keeps what ids and endpoints say on theirs). */
+export function formatStatus(s: DeliveryStatus): string[] {
   const lines = [
     `${s.deliveryId}`,
     `  ${s.summary}`,
@@ -37,5 +36,5 @@ export function formatStatus(status: DeliveryStatus): string {
   if (s.lastAttemptAt) lines.push(`  last        ${s.lastAttemptAt}`);
   if (s.nextAttemptAt) lines.push(`  next        ${s.nextAttemptAt}`);
   if (s.lastError) lines.push(`  last error  ${s.lastError.class} ${s.lastError.code}: ${s.lastError.reason}`);
-  return lines.join('\n');
+  return lines;
 }

@@ -148,7 +148,8 @@ export function inputFromFlags(flags: StartFlags): SubscriptionInput {
   };
 }
 
-export function formatSubscription(s: SubscriptionStatus): string {
+/** The status as lines (emit keeps what topics, reasons and summaries say on theirs). */
+export function formatSubscription(s: SubscriptionStatus): string[] {
   const c = s.commands;
   const lines = [
     s.subscriptionId,
@@ -161,11 +162,11 @@ export function formatSubscription(s: SubscriptionStatus): string {
   if (s.subscribedSince) lines.push(`  since       ${s.subscribedSince}`);
   if (s.nextAttemptAt) lines.push(`  next        ${s.nextAttemptAt}`);
   if (s.lastError) lines.push(`  last error  ${s.lastError.class} ${s.lastError.code}: ${s.lastError.reason}`);
-  return lines.join('\n');
+  return lines;
 }
 
-function formatResult(r: SubscriptionResult): string {
-  return [`${r.subscriptionId}: ${r.outcome} — ${r.reason}`, `  downtime    ${downtimeInWords(r.downtime)}`].join('\n');
+function formatResult(r: SubscriptionResult): string[] {
+  return [`${r.subscriptionId}: ${r.outcome} — ${r.reason}`, `  downtime    ${downtimeInWords(r.downtime)}`];
 }
 
 function downtimeInWords(d: SubscriptionStatus['downtime']): string {

@@ -17,8 +17,9 @@ export function registerWorker(program: Command): void {
       // every flag and variable is checked before anything starts, and a bad one is named
       const concurrency = flags.concurrency === undefined ? undefined : wholeNumberFlag('--concurrency', flags.concurrency, 1);
       const settings = workerSettingsFromEnv();
-      installRuntime();
+      installRuntime(settings);
       const worker = await createWorker({
+        settings,
         ...(flags.address && { address: flags.address }),
         ...(flags.namespace && { namespace: flags.namespace }),
         ...(flags.taskQueue && { taskQueue: flags.taskQueue }),

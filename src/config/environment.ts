@@ -44,7 +44,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     name: 'REDELIVER_MQTT_CREDENTIALS_<NAME>',
     readBy: ['worker'],
     meaning:
-      'the MQTT credential a target names (`credential: "<name>"`), as JSON `{"username": …, "password": …, "brokers": ["mqtts://host:8883", …]}`; `brokers` is required: the credential is sent to no other broker. Checked at start, read again at connect time',
+      'the MQTT credential a target names (`credential: "<name>"`), as JSON `{"username": …, "password": …, "brokers": ["mqtts://host:8883", …]}`; `brokers` is required: the credential is sent to no other broker; an entry may be `{"url": …, "ca" or "caFile": …, "servername": …}`, the TLS trust for that broker (a delivery naming a credential may not bring its own). Checked at start, read again at every attempt',
     default: 'none',
   },
   { name: 'REDELIVER_MQTT_CREDENTIALS_FILE', readBy: ['worker'], meaning: 'a JSON file of MQTT credentials by name (each with its `brokers`), for those without a variable of their own', default: 'none' },
@@ -52,7 +52,14 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   { name: 'REDELIVER_PROMETHEUS_ADDRESS', readBy: ['worker'], meaning: "bind address of the SDK's Prometheus endpoint, `host:port` (metrics at `/metrics`)", default: 'none: no metrics' },
   { name: 'REDELIVER_HEALTH_ADDRESS', readBy: ['worker'], meaning: 'bind address of the health endpoint `/healthz` (200 while polling, 503 once stopping)', default: 'none' },
   { name: 'REDELIVER_LOG_LEVEL', readBy: ['worker'], meaning: '`TRACE`, `DEBUG`, `INFO`, `WARN` or `ERROR`', default: '`WARN`' },
-  { name: 'OTEL_TRACES_EXPORTER', readBy: ['worker'], meaning: '`none`, `console` or `otlp` (needs an OTLP exporter package installed beside redeliver; reads `OTEL_EXPORTER_OTLP_*`)', default: '`none`' },
+  {
+    name: 'OTEL_TRACES_EXPORTER',
+    readBy: BOTH,
+    meaning:
+      'worker: `none`, `console` or `otlp` (needs an OTLP exporter package installed beside redeliver; reads `OTEL_EXPORTER_OTLP_*`); ' +
+      "client: any value but `none` traces its calls with the application's tracer provider",
+    default: '`none`',
+  },
   { name: 'OTEL_SERVICE_NAME', readBy: ['worker'], meaning: 'service name on the spans', default: '`redeliver-worker`' },
   { name: 'REDELIVER_CODEC_TOKEN', readBy: ['codec-server'], meaning: 'the secret every /encode and /decode request must carry: `Authorization: Bearer <token>`, or the UI\'s codec endpoint `https://…/<token>`; 16+ of `A-Z a-z 0-9 - _ . ~` (`openssl rand -hex 32`)', default: 'none: required' },
   { name: 'REDELIVER_CODEC_CORS_ORIGINS', readBy: ['codec-server'], meaning: "origins of the Temporal UI allowed to call the codec server from operators' browsers, comma-separated; other origins are refused", default: 'none' },

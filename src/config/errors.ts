@@ -1,3 +1,5 @@
+import { RedeliverError } from '../errors';
+
 /** One problem with the configuration, naming the environment variable (or option) it came from. */
 export interface ConfigProblem {
   variable: string;
@@ -5,7 +7,7 @@ export interface ConfigProblem {
 }
 
 /** Configuration refused at start; lists every problem found at once, each naming its variable. */
-export class ConfigError extends Error {
+export class ConfigError extends RedeliverError {
   override readonly name = 'ConfigError';
   constructor(readonly problems: ConfigProblem[]) {
     super(`invalid configuration:\n${problems.map((p) => `  - ${p.variable}: ${p.message}`).join('\n')}`);

@@ -1,4 +1,15 @@
 export { ConfigError, EnvReader, type ConfigProblem, type Environment } from './errors';
 export { ENVIRONMENT, isKnownVariable, type EnvironmentVariable } from './environment';
 export { readTemporalConnection, temporalConnectionFromEnv, DEFAULT_ADDRESS, DEFAULT_NAMESPACE, type TemporalConnectionConfig } from './temporal';
-export { clientSettingsFromEnv, workerSettingsFromEnv, DEFAULT_TASK_QUEUE, type ClientSettings, type WorkerSettings } from './settings';
+export { codecServerSettingsFromEnv, type CodecServerSettings } from './codec-server';
+export {
+  clientDefaultsFromEnv,
+  clientSettingsFromEnv,
+  runtimeSettingsFromEnv,
+  workerSettingsFromEnv,
+  DEFAULT_TASK_QUEUE,
+  type ClientDefaults,
+  type ClientSettings,
+  type RuntimeSettings,
+  type WorkerSettings,
+} from './settings';

@@ -16,24 +16,37 @@ export const DEFAULT_MAX_CONCURRENT_ATTEMPTS = 200;
 export const DEFAULT_SHUTDOWN_GRACE_MS = 20_000;
 export const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
 
+/** What a Redeliver made on an application's own Client takes from the environment: no connection settings. */
+export interface ClientDefaults {
+  taskQueue: string;
+  /** Keys are configured: a Client without a payload codec would store message bodies in plain text. */
+  encryptionConfigured: boolean;
+}
+
 /** What a client (Redeliver.connect, the CLI) takes from the environment. */
 export interface ClientSettings {
   temporal: TemporalConnectionConfig;
   taskQueue: string;
   /** Payload encryption; none when no key is configured. */
   encryptionKeys?: KeyRing;
+  /** Trace the client's calls with the tracer provider the application registered: OTEL_TRACES_EXPORTER is set, and not `none`. */
+  tracing: boolean;
+}
+
+/** What the SDK runtime of a worker's process takes from the environment (installRuntime). */
+export interface RuntimeSettings {
+  logLevel: LogLevel;
+  prometheusAddress?: string;
 }
 
 /** What a worker takes from the environment (docs/deploying.md lists the variables). */
-export interface WorkerSettings extends ClientSettings {
+export interface WorkerSettings extends ClientSettings, RuntimeSettings {
   maxConcurrentAttempts: number;
   maxConcurrentWorkflowTasks?: number;
   shutdownGraceMs: number;
   allowAddresses: AddressGuard;
   workflowBundlePath?: string;
-  prometheusAddress?: string;
   healthAddress?: string;
-  logLevel: LogLevel;
   tracesExporter: TracesExporter;
   serviceName: string;
   /** Retries per second and burst per endpoint, all workers together; null: not bounded. */
@@ -42,10 +55,25 @@ export interface WorkerSettings extends ClientSettings {
   endpointHealth: boolean;
 }
 
+/** The defaults of a Redeliver on a Client the application made; never throws (the Client is configured already). */
+export function clientDefaultsFromEnv(env: Environment = process.env): ClientDefaults {
+  const reader = new EnvReader(env);
+  const encryptionConfigured = !!(reader.string('REDELIVER_ENCRYPTION_KEYS') ?? reader.string('REDELIVER_ENCRYPTION_KEYS_FILE'));
+  return { taskQueue: reader.string('REDELIVER_TASK_QUEUE') ?? DEFAULT_TASK_QUEUE, encryptionConfigured };
+}
+
 /** The client's settings; throws a ConfigError naming every bad variable. */
 export function clientSettingsFromEnv(env: Environment = process.env): ClientSettings {
   const reader = new EnvReader(env);
   const settings = readClientSettings(reader);
+  reader.done();
+  return settings;
+}
+
+/** The SDK runtime's settings; throws a ConfigError naming every bad variable. */
+export function runtimeSettingsFromEnv(env: Environment = process.env): RuntimeSettings {
+  const reader = new EnvReader(env);
+  const settings = readRuntimeSettings(reader);
   reader.done();
   return settings;
 }
@@ -71,13 +99,12 @@ export function workerSettingsFromEnv(env: Environment = process.env): WorkerSet
   const workflowBundlePath = reader.string('REDELIVER_WORKFLOW_BUNDLE');
   if (workflowBundlePath !== undefined && !existsSync(workflowBundlePath)) reader.problem('REDELIVER_WORKFLOW_BUNDLE', `no file at ${JSON.stringify(workflowBundlePath)} (build one with \`redeliver bundle --out FILE\`)`);
 
-  const example = '0.0.0.0:9464';
   const settings: WorkerSettings = {
     ...client,
     maxConcurrentAttempts: reader.positiveInt('REDELIVER_MAX_CONCURRENT_ATTEMPTS', DEFAULT_MAX_CONCURRENT_ATTEMPTS),
     shutdownGraceMs: graceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
     allowAddresses,
-    logLevel: reader.oneOf('REDELIVER_LOG_LEVEL', LOG_LEVELS, 'WARN'),
+    logLevel: readLogLevel(reader),
     tracesExporter: reader.oneOf('OTEL_TRACES_EXPORTER', TRACES_EXPORTERS, 'none'),
     serviceName: reader.string('OTEL_SERVICE_NAME') ?? 'redeliver-worker',
     retryBudget: DEFAULT_RETRY_BUDGET,
@@ -88,7 +115,7 @@ export function workerSettingsFromEnv(env: Environment = process.env): WorkerSet
   settings.endpointHealth = reader.boolean('REDELIVER_ENDPOINT_HEALTH') ?? true;
   if (workflowTasks !== undefined) settings.maxConcurrentWorkflowTasks = workflowTasks;
   if (workflowBundlePath !== undefined) settings.workflowBundlePath = workflowBundlePath;
-  const prometheus = reader.hostPort('REDELIVER_PROMETHEUS_ADDRESS', example);
+  const prometheus = readPrometheusAddress(reader);
   if (prometheus !== undefined) settings.prometheusAddress = prometheus;
   const health = reader.hostPort('REDELIVER_HEALTH_ADDRESS', '0.0.0.0:8080');
   if (health !== undefined) settings.healthAddress = health;
@@ -100,7 +127,24 @@ function readClientSettings(reader: EnvReader): ClientSettings {
   const temporal = readTemporalConnection(reader);
   const taskQueue = reader.string('REDELIVER_TASK_QUEUE') ?? DEFAULT_TASK_QUEUE;
   const encryptionKeys = readKeyRing(reader);
-  return { temporal, taskQueue, ...(encryptionKeys && { encryptionKeys }) };
+  // any exporter but none: the application registered a tracer provider (a worker checks it is one of TRACES_EXPORTERS)
+  const exporter = reader.string('OTEL_TRACES_EXPORTER');
+  const tracing = exporter !== undefined && exporter !== 'none';
+  return { temporal, taskQueue, ...(encryptionKeys && { encryptionKeys }), tracing };
+}
+
+function readRuntimeSettings(reader: EnvReader): RuntimeSettings {
+  const logLevel = readLogLevel(reader);
+  const prometheusAddress = readPrometheusAddress(reader);
+  return { logLevel, ...(prometheusAddress !== undefined && { prometheusAddress }) };
+}
+
+function readLogLevel(reader: EnvReader): LogLevel {
+  return reader.oneOf('REDELIVER_LOG_LEVEL', LOG_LEVELS, 'WARN');
+}
+
+function readPrometheusAddress(reader: EnvReader): string | undefined {
+  return reader.hostPort('REDELIVER_PROMETHEUS_ADDRESS', '0.0.0.0:9464');
 }
 
 /** REDELIVER_RETRY_BUDGET: retries per second to one endpoint (`10`, `2.5`) or `off`; REDELIVER_RETRY_BUDGET_BURST: retries at once on top. */

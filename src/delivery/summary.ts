@@ -56,6 +56,11 @@ export function targetInWords(target: Target): string {
   return `MQTT ${target.protocolVersion} ${target.url} topic ${target.topic}`;
 }
 
+/** A delivery's attempts as the UI's activity list names them: "POST api.example.com", "PUBLISH broker:1883 event/acme/s-1". */
+export function attemptsInWords(d: Pick<Delivery, 'endpoint' | 'target'>): string {
+  return isMqttTarget(d.target) ? `PUBLISH ${d.endpoint} ${d.target.topic}` : `${d.target.method} ${d.endpoint}`;
+}
+
 /** The QoS an MQTT target publishes a delivery at: telemetry its own, events and command responses 1. */
 export function mqttQos(d: Pick<Delivery, 'kind' | 'qos'>): 0 | 1 {
   return d.kind === 'telemetry' ? d.qos : 1;

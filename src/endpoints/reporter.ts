@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { Endpoint, EndpointHealth, endpointReportSignal } from '../workflows/definitions';
+import { endpointReportSignal } from '../workflows/definitions';
 import type { endpointWorkflow } from '../workflows/endpoint';
-import { endpointWorkflowId } from '../delivery/ids';
+import { endpointStartOptions } from '../workflows/start-options';
 import type { AttemptOutcome, EndpointReport } from './types';
 
 /** Outcomes kept per endpoint while Temporal cannot be reached; older ones are dropped first. */
@@ -140,16 +140,11 @@ export class EndpointReporter {
           // a report that cannot go out in a few seconds waits for the next round, not for Temporal to come back
           await this.client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () =>
             this.client.workflow.signalWithStart<typeof endpointWorkflow, [EndpointReport]>('endpointWorkflow', {
-              workflowId: endpointWorkflowId(endpoint, this.taskQueue),
+              ...endpointStartOptions(endpoint, this.taskQueue),
               taskQueue: this.taskQueue,
               args: [{ endpoint }],
               signal: endpointReportSignal,
               signalArgs: [{ worker: this.identity, outcomes, heldBack }],
-              typedSearchAttributes: [
-                { key: Endpoint, value: endpoint },
-                { key: EndpointHealth, value: 'healthy' },
-              ],
-              staticSummary: `endpoint ${endpoint}: health, retry budget and downtime`,
             }),
           );
         } catch {

@@ -14,7 +14,7 @@ const GUIDE: Omit<BackoffPolicy, 'maxAge' | 'maxAttempts'> = {
 };
 
 /**
- * The default policy of a message kind (SPEC §2); `qos` matters for telemetry only (default 1).
+ * The default policy of a message kind (docs/spec.md §2); `qos` matters for telemetry only (default 1).
  * Telemetry QoS 0 is sent once; QoS 1 expires after 1 h, events after 7 days, command responses
  * after 5 min (replaced by the command's deadline when the delivery gives one).
  */

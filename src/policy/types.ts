@@ -29,7 +29,7 @@ export interface BackoffPolicy {
   max: number;
   /** Attempts in all; 0 = unlimited (bounded by age/deadline). Default 0 (1 for telemetry QoS 0). */
   maxAttempts: number;
-  /** Time from the first attempt after which the delivery expires; null = no age bound. Per kind (SPEC §2). */
+  /** Time from the first attempt after which the delivery expires; null = no age bound. Per kind (docs/spec.md §2). */
   maxAge: number | null;
   /** Absolute time (epoch ms) after which the delivery expires; null = none. Default none. */
   deadline: number | null;

@@ -7,10 +7,26 @@ export interface MqttCredential {
   username?: string;
   password?: string;
   /**
-   * The brokers it may be sent to, `mqtt(s)://host[:port]`: required, and checked before every connection
-   * (transports/secret-binding.ts), so a producer cannot name the credential with a broker of its own.
+   * The brokers it may be sent to, `mqtt(s)://host[:port]` or `{ url, ca?, caFile?, servername? }`:
+   * required, and checked before every connection (transports/secret-binding.ts), so a producer cannot
+   * name the credential with a broker of its own.
    */
-  brokers: readonly string[];
+  brokers: readonly (string | MqttBrokerBinding)[];
+}
+
+/**
+ * An mqtts broker a credential is bound to, with the TLS trust for it: the operator's, since the delivery
+ * naming the credential may not set any (a producer's CA and server name would choose who gets it).
+ */
+export interface MqttBrokerBinding {
+  /** `mqtts://host[:port]`. */
+  url: string;
+  /** The CA certificates (PEM) that sign the broker's: they replace the system's roots for it. */
+  ca?: string;
+  /** A file holding them, read at each connect (so a rotated CA needs no restart); not with `ca`. */
+  caFile?: string;
+  /** The name the broker's certificate must carry, when not the URL's host (a broker reached by IP address). */
+  servername?: string;
 }
 
 /**
@@ -34,22 +50,59 @@ export function credentialSources(name: string): string {
   return `${credentialEnvName(name)} or the file named by ${CREDENTIALS_FILE_ENV}`;
 }
 
+/** The TLS trust for a bound mqtts broker, as a connection uses it (read from a MqttBrokerBinding). */
+export interface BrokerTls {
+  ca?: string;
+  servername?: string;
+}
+
 /** MQTT credentials as secrets bound to brokers: what the connection's gate (releaseSecret) checks. */
-export const MQTT_CREDENTIAL: SecretKind<MqttCredential> = {
+export const MQTT_CREDENTIAL: SecretKind<MqttCredential, BrokerTls> = {
   label: 'MQTT credential',
   field: 'brokers',
   ports: { mqtt: 1883, mqtts: 8883 },
   example: 'mqtts://hub.example.com:8883',
   targetsOf: (credential) => credential.brokers,
   sources: credentialSources,
+  options: { fields: ['ca', 'caFile', 'servername'], read: brokerTls },
 };
+
+const PEM_CERTIFICATE = '-----BEGIN CERTIFICATE-----';
+const HOST_NAME = /^[A-Za-z0-9._-]{1,253}$/;
+
+/** A binding entry's TLS trust; throws naming the bad field. `caFile` is read here: at start, and at each connect. */
+function brokerTls(entry: Readonly<Record<string, unknown>>, origin: string): BrokerTls {
+  const { ca, caFile, servername } = entry;
+  if (!origin.startsWith('mqtts:') && (ca !== undefined || caFile !== undefined || servername !== undefined)) {
+    throw new Error('ca, caFile and servername apply to mqtts:// brokers only');
+  }
+  if (ca !== undefined && caFile !== undefined) throw new Error('give ca or caFile, not both');
+  if (servername !== undefined && (typeof servername !== 'string' || !HOST_NAME.test(servername))) {
+    throw new Error('servername must be a host name: letters, digits, ".", "-" or "_", at most 253');
+  }
+  const pem = caFile === undefined ? ca : readCaFile(caFile);
+  if (pem !== undefined && (typeof pem !== 'string' || !pem.includes(PEM_CERTIFICATE))) {
+    throw new Error(`${caFile === undefined ? 'ca' : `caFile ${JSON.stringify(caFile)}`} must hold PEM certificates (${PEM_CERTIFICATE})`);
+  }
+  return { ...(pem !== undefined && { ca: pem }), ...(servername !== undefined && { servername }) };
+}
+
+function readCaFile(file: unknown): string {
+  if (typeof file !== 'string' || file === '') throw new Error('caFile must be the path of a PEM file');
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`caFile ${JSON.stringify(file)} cannot be read: ${(err as Error).message}`);
+  }
+}
 
 /**
  * The worker's resolver: `REDELIVER_MQTT_CREDENTIALS_<NAME>` first, then the file named by
- * `REDELIVER_MQTT_CREDENTIALS_FILE`. Both are read at connect time, so a rotated secret (or binding) is
- * picked up by the next connection without a restart.
+ * `REDELIVER_MQTT_CREDENTIALS_FILE`. Both are read at every attempt (transports/mqtt.ts, accessFor), so a
+ * rotated secret, binding or CA applies without a restart.
  */
 export function credentialsFromEnvironment(env: NodeJS.ProcessEnv = process.env): CredentialResolver {
+  // read at every connect rather than once in src/config (which checks them all at start): rotation needs no restart
   return (name) => {
     const variable = credentialEnvName(name);
     // a credential named "file" must not read the file's path as its JSON
@@ -133,5 +186,5 @@ function checked(value: unknown): MqttCredential {
   if (username !== undefined && typeof username !== 'string') throw new Error('username must be a string');
   if (password !== undefined && typeof password !== 'string') throw new Error('password must be a string');
   parseBinding(brokers, MQTT_CREDENTIAL);
-  return { ...(username !== undefined && { username }), ...(password !== undefined && { password }), brokers: brokers as string[] };
+  return { ...(username !== undefined && { username }), ...(password !== undefined && { password }), brokers: brokers as MqttCredential['brokers'] };
 }

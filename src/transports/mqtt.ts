@@ -4,12 +4,15 @@ import tls from 'node:tls';
 import { MqttClient, type IClientOptions, type IConnackPacket, type Packet, type Timer } from 'mqtt';
 import type { Mqtt5Packet, TransportOutcome } from '../classify/types';
 import { AddressGuard, BlockedAddressError, describeRefusal, guardedLookup } from './address-guard';
-import { credentialsFromEnvironment, MQTT_CREDENTIAL, type CredentialResolver } from './mqtt-credentials';
+import { credentialsFromEnvironment, credentialSources, MQTT_CREDENTIAL, type CredentialResolver } from './mqtt-credentials';
 import { releaseSecret } from './secret-binding';
 
 export type MqttVersion = '3.1.1' | '5';
 
-/** mqtts only: trust this CA (PEM) besides the system's, and verify the certificate against this name. */
+/**
+ * mqtts only: trust these CA certificates (PEM) instead of the system's roots (Node's `ca` replaces them),
+ * and verify the broker's certificate against this name instead of the URL's host.
+ */
 export interface MqttTls {
   ca?: string;
   servername?: string;
@@ -22,6 +25,10 @@ export interface MqttEndpoint {
   protocolVersion: MqttVersion;
   /** A credential name the worker resolves; null = connect without user name and password. */
   credential: string | null;
+  /**
+   * The delivery's TLS settings. Only without a credential: the trust for a credential is its binding's
+   * (a connection naming one with a CA or server name of its own is refused, see accessFor).
+   */
   tls: MqttTls | null;
 }
 
@@ -92,12 +99,44 @@ export interface MqttConnectContext {
 
 export type Connected = { ok: true; client: MqttClient; connack: IConnackPacket } | { ok: false; outcome: TransportOutcome };
 
+/** The login and TLS trust of a connection, and a fingerprint of both: what a pooled connection is reused for. */
+export type Access = { ok: true; login: { username?: string; password?: string }; tls: MqttTls | null; fingerprint: string } | { ok: false; outcome: TransportOutcome };
+
+/**
+ * What a connection to `endpoint` logs in with and trusts, resolved now. A credential is released only
+ * for a broker it is bound to (releaseSecret), and only with the TLS trust of its binding: a CA or server
+ * name of the delivery's own would let the producer choose who receives it (Node trusts `ca` instead of
+ * the system's roots and checks the certificate against `servername`), so such a request is refused,
+ * nothing sent. Without a credential nothing of the worker's is at stake, and the delivery's TLS applies.
+ */
+export function accessFor(endpoint: MqttEndpoint, credentials: CredentialResolver): Access {
+  const secure = /^mqtts:/i.test(endpoint.url);
+  if (endpoint.credential === null) return { ok: true, login: {}, tls: secure ? endpoint.tls ?? {} : null, fingerprint: '' };
+  if (endpoint.tls?.ca !== undefined || endpoint.tls?.servername !== undefined) {
+    const message =
+      `a connection with the MQTT credential "${endpoint.credential}" may not set tls.ca or tls.servername: its TLS trust is its binding's ` +
+      `("brokers" in ${credentialSources(endpoint.credential)}), so nothing was sent`;
+    return { ok: false, outcome: { kind: 'invalid-target', message } };
+  }
+  const released = releaseSecret(MQTT_CREDENTIAL, endpoint.credential, endpoint.url, credentials);
+  if (!released.ok) return released;
+  const { username, password } = released.secret;
+  const login = { ...(username !== undefined && { username }), ...(password !== undefined && { password }) };
+  const tls = secure ? released.options ?? {} : null;
+  return { ok: true, login, tls, fingerprint: createHash('sha256').update(JSON.stringify([login, tls])).digest('base64url') };
+}
+
 /**
  * Opens one MQTT connection and waits for the broker's CONNACK; never throws for what the network or the
  * broker did: that is the outcome. mqtt.js never reconnects it by itself (`reconnectPeriod: 0`): whoever
  * asked for it retries with the delivery's backoff instead of a tight loop on a dead broker.
  */
-export async function connectMqtt(endpoint: MqttEndpoint, context: MqttConnectContext, options: ConnectOptions): Promise<Connected> {
+export async function connectMqtt(
+  endpoint: MqttEndpoint,
+  context: MqttConnectContext,
+  options: ConnectOptions,
+  access: Access = accessFor(endpoint, context.credentials),
+): Promise<Connected> {
   let url: URL;
   try {
     url = new URL(endpoint.url);
@@ -106,13 +145,9 @@ export async function connectMqtt(endpoint: MqttEndpoint, context: MqttConnectCo
   }
   const secure = url.protocol === 'mqtts:';
   if (!secure && url.protocol !== 'mqtt:') return { ok: false, outcome: { kind: 'invalid-target', message: `scheme ${url.protocol} is not mqtt: or mqtts:` } };
-  let login: { username?: string; password?: string } = {};
-  if (endpoint.credential !== null) {
-    // before any socket: a credential goes only to the brokers it is bound to
-    const released = releaseSecret(MQTT_CREDENTIAL, endpoint.credential, endpoint.url, context.credentials);
-    if (!released.ok) return released;
-    login = released.secret;
-  }
+  // before any socket: a credential goes only to the brokers it is bound to, trusting what its binding trusts
+  if (!access.ok) return access;
+  const { login, tls: tlsOptions } = access;
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const port = url.port ? Number(url.port) : secure ? 8883 : 1883;
   const v5 = endpoint.protocolVersion === '5';
@@ -130,7 +165,7 @@ export async function connectMqtt(endpoint: MqttEndpoint, context: MqttConnectCo
     ...(login.password !== undefined && { password: login.password }),
     ...(v5 && { properties: { sessionExpiryInterval: options.sessionExpirySeconds ?? 0 } }),
   };
-  const client = new MqttClient(() => guardedStream(context.guard, host, port, secure ? endpoint.tls ?? {} : null), clientOptions);
+  const client = new MqttClient(() => guardedStream(context.guard, host, port, tlsOptions), clientOptions);
   if (options.handleMessage) client.handleMessage = options.handleMessage;
   return new Promise((resolve) => {
     let connack: IConnackPacket | undefined;
@@ -259,7 +294,9 @@ interface Pending {
  * MQTT connections shared by the attempts of one worker, one per broker URL + protocol version +
  * credential name + TLS settings. Keep-alive detects a dead connection; a connection that closes fails
  * the attempts waiting on it and leaves the pool. Nothing reconnects on its own: the next attempt opens
- * a new connection when its delivery's backoff says so, and concurrent attempts share one connect.
+ * a new connection when its delivery's backoff says so, and concurrent attempts share one connect. Every
+ * attempt passes the credential's gate again (accessFor): a revoked binding, or another login or TLS
+ * trust, retires an open connection, which closes once the attempts in flight on it have ended.
  */
 export class MqttPool {
   private readonly connections = new Map<string, PooledConnection>();
@@ -352,11 +389,18 @@ export class MqttPool {
   private async acquire(endpoint: MqttEndpoint, deadline: number, timeoutMs: number) {
     if (this.closed) return { ok: false as const, outcome: { kind: 'mqtt-closed' as const, message: 'the worker is shutting down' } };
     const key = poolKey(endpoint);
+    // resolved for every attempt, not only when connecting: an open connection, logged in, is no reason to
+    // go on sending a credential whose binding was revoked, or the login (or trust) an operator replaced
+    const access = accessFor(endpoint, this.context.credentials);
     const open = this.connections.get(key);
-    if (open && !open.closed) return { ok: true as const, conn: open };
+    if (open && (!access.ok || open.fingerprint !== access.fingerprint)) {
+      this.connections.delete(key);
+      open.retire();
+    } else if (open && !open.closed) return { ok: true as const, conn: open };
+    if (!access.ok) return access;
     let connecting = this.connecting.get(key);
     if (!connecting) {
-      connecting = this.open(key, endpoint, Math.max(1, deadline - Date.now())).finally(() => this.connecting.delete(key));
+      connecting = this.open(key, endpoint, access, Math.max(1, deadline - Date.now())).finally(() => this.connecting.delete(key));
       this.connecting.set(key, connecting);
     }
     // an attempt that joins someone else's connect still waits no longer than its own timeout
@@ -371,16 +415,12 @@ export class MqttPool {
     }
   }
 
-  private async open(key: string, endpoint: MqttEndpoint, timeoutMs: number) {
+  private async open(key: string, endpoint: MqttEndpoint, access: Access & { ok: true }, timeoutMs: number) {
     this.connects++;
-    const result = await connectMqtt(endpoint, this.context, {
-      clientId: pooledClientId(),
-      clean: true,
-      keepaliveSeconds: this.keepaliveSeconds,
-      timeoutMs,
-    });
+    const options = { clientId: pooledClientId(), clean: true, keepaliveSeconds: this.keepaliveSeconds, timeoutMs };
+    const result = await connectMqtt(endpoint, this.context, options, access);
     if (!result.ok) return result;
-    const conn = new PooledConnection(result.client, endpoint.protocolVersion === '5', this.idleMs, () => {
+    const conn = new PooledConnection(result.client, access.fingerprint, endpoint.protocolVersion === '5', this.idleMs, () => {
       if (this.connections.get(key) === conn) this.connections.delete(key);
     });
     if (this.closed) {
@@ -396,12 +436,16 @@ export class MqttPool {
 class PooledConnection {
   readonly pending = new Set<Pending>();
   closed = false;
+  /** Left the pool: closes once the attempts on it have ended. */
+  private retiring = false;
   /** Why the connection ended, when the broker said (an MQTT 5 DISCONNECT) or mqtt.js saw it (keep-alive). */
   private ending: TransportOutcome | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly client: MqttClient,
+    /** The login and trust it was opened with (Access): reused only while they hold. */
+    readonly fingerprint: string,
     private readonly v5: boolean,
     private readonly idleMs: number,
     private readonly onClosed: () => void,
@@ -435,15 +479,22 @@ class PooledConnection {
     this.touch();
   }
 
-  /** Restarts the idle clock. */
+  /** Restarts the idle clock (or closes a retired connection that carries nothing any more). */
   touch(): void {
     clearTimeout(this.idleTimer);
     if (this.closed) return;
+    if (this.retiring && this.pending.size === 0) return void this.shut();
     this.idleTimer = setTimeout(() => {
       if (this.pending.size === 0) void this.shut();
       else this.touch();
     }, this.idleMs);
     this.idleTimer.unref();
+  }
+
+  /** No new attempt uses it; those in flight (sent under the login they started with) end first. */
+  retire(): void {
+    this.retiring = true;
+    this.touch();
   }
 
   async shut(): Promise<void> {

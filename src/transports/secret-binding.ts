@@ -13,7 +13,7 @@ import type { TransportOutcome } from '../classify/types';
 export type DefaultPorts = Readonly<Record<string, number>>;
 
 /** One kind of secret resolved by name, and how its configuration binds it to targets. */
-export interface SecretKind<T> {
+export interface SecretKind<T, O = never> {
   /** In messages: `MQTT credential`. */
   label: string;
   /** The field of its configuration that lists its targets: `brokers`. */
@@ -25,6 +25,18 @@ export interface SecretKind<T> {
   targetsOf(secret: T): unknown;
   /** Where the worker looks for secret `name`, in words (the variables to set). */
   sources(name: string): string;
+  /**
+   * When an entry may also be an object `{ url, …options }`: the options' names, and how to read them
+   * (throws a message naming the bad one). Options say how to reach a target (a broker's TLS trust), not
+   * whether the secret may go there: the URL alone says that.
+   */
+  options?: { fields: readonly string[]; read(entry: Readonly<Record<string, unknown>>, origin: string): O };
+}
+
+/** A configured target: where it is, and the options its entry gave (object entries only). */
+export interface BoundTarget<O> {
+  origin: string;
+  options?: O;
 }
 
 /** `scheme://host:port`: where a connection to `url` goes, in one spelling. Throws when it cannot say. */
@@ -44,48 +56,64 @@ export function targetOrigin(url: string, ports: DefaultPorts): string {
 }
 
 /**
- * A secret's configured targets as origins. Throws one error naming every bad entry; an entry with a user
- * name or password in it is not quoted (it may hold a secret).
+ * A secret's configured targets. Throws one error naming every bad entry; an entry with a user name or
+ * password in it is not quoted (it may hold a secret).
  */
-export function parseBinding<T>(value: unknown, kind: SecretKind<T>): string[] {
+export function parseBinding<T, O>(value: unknown, kind: SecretKind<T, O>): BoundTarget<O>[] {
   const required = `"${kind.field}" is required: the ${kind.field} this ${kind.label} may be sent to, e.g. "${kind.field}": ["${kind.example}"]`;
   if (value === undefined || (Array.isArray(value) && value.length === 0)) throw new Error(required);
   if (!Array.isArray(value)) throw new Error(`"${kind.field}" must be a list of URLs, e.g. ["${kind.example}"]`);
   const problems: string[] = [];
-  const origins = value.flatMap((entry: unknown, i) => {
-    const problem = entryProblem(entry, kind.ports);
-    if (problem === undefined) return [targetOrigin(entry as string, kind.ports)];
-    const quoted = typeof entry === 'string' && !/^[^/]*\/\/[^/]*@/.test(entry) ? ` (${JSON.stringify(entry)})` : '';
-    problems.push(`entry ${i + 1}${quoted}: ${problem}`);
-    return [];
+  const bound = value.flatMap((entry: unknown, i): BoundTarget<O>[] => {
+    try {
+      return [boundTarget(entry, kind)];
+    } catch (err) {
+      const url = isObject(entry) ? entry.url : entry;
+      const quoted = typeof url === 'string' && !/^[^/]*\/\/[^/]*@/.test(url) ? ` (${JSON.stringify(url)})` : '';
+      problems.push(`entry ${i + 1}${quoted}: ${(err as Error).message}`);
+      return [];
+    }
   });
   if (problems.length) throw new Error(`"${kind.field}": ${problems.join('; ')}`);
-  return origins;
+  return bound;
 }
 
-function entryProblem(entry: unknown, ports: DefaultPorts): string | undefined {
-  if (typeof entry !== 'string') return 'must be a string';
-  try {
-    targetOrigin(entry, ports);
-  } catch (err) {
-    return (err as Error).message;
-  }
-  const url = new URL(entry);
-  if (url.username || url.password) return 'must not carry a user name or password';
-  if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) return 'must be scheme://host[:port] alone, without a path, query or fragment';
-  return undefined;
+/** One entry, read: a URL, or (when the kind has options) `{ url, …options }`. Throws what is wrong with it. */
+function boundTarget<T, O>(entry: unknown, kind: SecretKind<T, O>): BoundTarget<O> {
+  const fields = kind.options?.fields ?? [];
+  const url = typeof entry === 'string' ? entry : isObject(entry) && kind.options ? entry.url : undefined;
+  if (typeof url !== 'string') throw new Error(kind.options ? `must be a URL or { url, ${fields.map((f) => `${f}?`).join(', ')} }` : 'must be a string');
+  const origin = targetOrigin(url, kind.ports);
+  const parsed = new URL(url);
+  if (parsed.username || parsed.password) throw new Error('must not carry a user name or password');
+  if ((parsed.pathname !== '' && parsed.pathname !== '/') || parsed.search || parsed.hash) throw new Error('must be scheme://host[:port] alone, without a path, query or fragment');
+  if (!isObject(entry) || !kind.options) return { origin };
+  const unknown = Object.keys(entry).filter((k) => k !== 'url' && !fields.includes(k));
+  if (unknown.length) throw new Error(`has unknown fields: ${unknown.join(', ')} (known: url, ${fields.join(', ')})`);
+  return { origin, options: kind.options.read(entry, origin) };
 }
 
-/** Whether a connection to `url` goes to one of `origins` (from parseBinding). */
-export function bindingAllows(origins: readonly string[], url: string, ports: DefaultPorts): boolean {
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The configured target a connection to `url` goes to, if any (`bound` from parseBinding). */
+export function matchBinding<O>(bound: readonly BoundTarget<O>[], url: string, ports: DefaultPorts): BoundTarget<O> | undefined {
   try {
-    return origins.includes(targetOrigin(url, ports));
+    const origin = targetOrigin(url, ports);
+    return bound.find((b) => b.origin === origin);
   } catch {
-    return false;
+    return undefined;
   }
 }
 
-export type Released<T> = { ok: true; secret: T } | { ok: false; outcome: TransportOutcome };
+/** Whether a connection to `url` goes to one of the configured targets. */
+export function bindingAllows(bound: readonly BoundTarget<unknown>[], url: string, ports: DefaultPorts): boolean {
+  return matchBinding(bound, url, ports) !== undefined;
+}
+
+/** A secret released for a target, with the options of the target's entry (how to reach it), if it gave any. */
+export type Released<T, O = never> = { ok: true; secret: T; options?: O } | { ok: false; outcome: TransportOutcome };
 
 /**
  * The one gate a secret resolved by name passes before anything connects: resolve it (at connect time, so
@@ -93,18 +121,19 @@ export type Released<T> = { ok: true; secret: T } | { ok: false; outcome: Transp
  * bound to. An unknown name or a broken configuration is an `invalid-target`, a target the secret is not
  * bound to an `unbound-secret` (code `secret-not-bound`); both end the delivery rejected, nothing sent.
  */
-export function releaseSecret<T>(kind: SecretKind<T>, name: string, url: string, resolve: (name: string) => T | undefined): Released<T> {
-  const invalid = (message: string): Released<T> => ({ ok: false, outcome: { kind: 'invalid-target', message } });
+export function releaseSecret<T, O>(kind: SecretKind<T, O>, name: string, url: string, resolve: (name: string) => T | undefined): Released<T, O> {
+  const invalid = (message: string): Released<T, O> => ({ ok: false, outcome: { kind: 'invalid-target', message } });
   let secret: T | undefined;
-  let origins: string[];
+  let bound: BoundTarget<O>[];
   try {
     secret = resolve(name);
     if (secret === undefined) return invalid(`this worker has no ${kind.label} named "${name}" (set ${kind.sources(name)})`);
-    origins = parseBinding(kind.targetsOf(secret), kind);
+    bound = parseBinding(kind.targetsOf(secret), kind);
   } catch (err) {
     return invalid(`the worker's ${kind.label} "${name}" is misconfigured: ${(err as Error).message}`);
   }
-  if (bindingAllows(origins, url, kind.ports)) return { ok: true, secret };
+  const match = matchBinding(bound, url, kind.ports);
+  if (match) return { ok: true, secret, ...(match.options !== undefined && { options: match.options }) };
   let target: string;
   try {
     target = targetOrigin(url, kind.ports);

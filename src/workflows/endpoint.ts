@@ -1,18 +1,11 @@
-import {
-  allHandlersFinished,
-  condition,
-  continueAsNew,
-  setCurrentDetails,
-  setHandler,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { condition, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { humanDuration } from '../delivery/summary';
 import { endpointDowntimeReport, openEndpointLedger, recordOutcomes, type EndpointLedger, type EndpointLedgerOptions } from '../endpoints/downtime';
 import { FAILING_AFTER_MS, healthAt, openHealth, RECOVERY_MS, recordHealth, type EndpointHealthState, type HealthLedger } from '../endpoints/health';
 import { addToTimeline, type Timeline } from '../endpoints/timeline';
 import type { AttemptOutcome, EndpointStatus } from '../endpoints/types';
 import { EndpointHealth, endpointDowntimeQuery, endpointReportSignal, endpointStatusQuery, endpointTimelineQuery } from './definitions';
+import { continueAsNewWhenIdle, historyTooLong } from './history';
 
 /** Reports arrive about once a second from each worker: outcomes older than this are in order, and recorded. */
 export const SETTLE_MS = 3_000;
@@ -128,29 +121,30 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
     }
     setCurrentDetails(summaryOf(h.state, h.failureRate, h.failingSince, now));
 
-    const info = workflowInfo();
-    if (info.continueAsNewSuggested || info.historyLength >= historyLimit) {
-      await condition(allHandlersFinished);
-      await continueAsNew<typeof endpointWorkflow>({
+    if (historyTooLong(historyLimit)) {
+      await continueAsNewWhenIdle<typeof endpointWorkflow>({
         endpoint,
         historyLimit,
         carried: { run: (carried?.run ?? 1) + 1, ledger: ledger ?? openEndpointLedger(input.downtime ?? {}, Date.now()), health, timeline, workers, pending, heldBack, lastReportAt },
       });
     }
 
-    // wake for the next report, or when something changes by time alone: outcomes settle, a spell turns
-    // into failing, recovering turns healthy, or nobody has reported for IDLE_CLOSE_MS
+    // wake for the next report, or when something changes by time alone
     const idleEnds = lastReportAt + IDLE_CLOSE_MS;
-    const changes = [
-      pending.length ? now + SETTLE_MS : Infinity,
-      health.spellSince !== null && health.failingSince === null ? health.spellSince + FAILING_AFTER_MS : Infinity,
-      h.state === 'recovering' && h.recoveredAt !== null ? h.recoveredAt + RECOVERY_MS : Infinity,
-      idleEnds,
-    ];
-    const woken = await condition(() => reported, Math.max(1, Math.min(...changes) - now));
+    const woken = await condition(() => reported, Math.max(1, nextChange(now, pending.length > 0, health, h, idleEnds) - now));
     reported = false;
     if (!woken && pending.length === 0 && Date.now() >= idleEnds) return status();
   }
+}
+
+/** When the endpoint changes by time alone: outcomes settle, a spell turns into failing, recovering turns healthy, or it goes idle. */
+function nextChange(now: number, settling: boolean, health: HealthLedger, h: ReturnType<typeof healthAt>, idleEnds: number): number {
+  return Math.min(
+    settling ? now + SETTLE_MS : Infinity,
+    health.spellSince !== null && health.failingSince === null ? health.spellSince + FAILING_AFTER_MS : Infinity,
+    h.state === 'recovering' && h.recoveredAt !== null ? h.recoveredAt + RECOVERY_MS : Infinity,
+    idleEnds,
+  );
 }
 
 function summaryOf(state: EndpointHealthState, failureRate: number, failingSince: number | null, now: number): string {

@@ -119,6 +119,13 @@ describe('HTTP statuses from a real endpoint', () => {
   test('100 Continue, then 202: delivered, not read as a reset', async () => {
     await expect(attempt(`${server.interimUrl}/continue`).run).resolves.toMatchObject({ code: 'http-202' });
   });
+
+  test('100 Continue heads sent as fast as they are read, forever: a protocol error at once, not a timeout', async () => {
+    const { details, failure } = await failureOf(`${server.interimUrl}/continue-flood`, { timeout: 10_000 });
+    expect(details).toMatchObject({ class: 'connection', code: 'net-EPROTO', retryable: true });
+    expect(failure.message).toContain('interim');
+    expect(details.durationMs).toBeLessThan(2_000);
+  });
 });
 
 describe('no usable response', () => {

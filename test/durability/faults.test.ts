@@ -8,16 +8,14 @@ import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { createActivities } from '../../src/activities';
 import { Redeliver } from '../../src/client';
 import type { DeliveryInput } from '../../src/delivery/types';
 import { startDevServer, type DevServer } from '../../src/dev/dev-server';
-import { createHttpAgent } from '../../src/transports/http';
+import { runWorker } from '../../src/worker';
 import { eventTime, runsOf } from '../support/histories';
 import { freePort } from '../support/ports';
 import { startReceiver, type Receiver } from '../support/receiver';
-import { startHarness, type Harness } from '../support/temporal';
+import { createTestWorker, startHarness, type Harness } from '../support/temporal';
 import { waitFor } from '../support/wait';
 import { spawnWorker } from '../support/worker-process';
 
@@ -74,14 +72,8 @@ test.each([
   // another worker takes over. Temporal times the lost attempt out (its timeout + 5 s); for attempt 1 the
   // workflow task that follows first waits for the dead worker's sticky queue (the SDK's
   // stickyQueueScheduleToStartTimeout, 10 s), then goes to the shared queue, where the new worker retries
-  const connection = await NativeConnection.connect({ address: server.address });
-  const heir = await Worker.create({
-    connection,
-    taskQueue,
-    workflowBundle: { codePath: process.env.REDELIVER_TEST_BUNDLE! },
-    activities: createActivities({ http: createHttpAgent({ allow: ['loopback'] }) }),
-  });
-  const result = await heir.runUntil(handle.result()).finally(() => connection.close());
+  const heir = await createTestWorker(server.address, taskQueue);
+  const result = await runWorker(heir, handle.result());
 
   expect(result).toMatchObject({ outcome: 'delivered', attempts: killed + 1, lastError: lostAs });
   const seen = receiver.of(input.messageId!);

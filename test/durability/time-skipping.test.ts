@@ -6,13 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Worker } from '@temporalio/worker';
-import { createActivities } from '../../src/activities';
+import type { Worker } from '@temporalio/worker';
 import { Redeliver, type DeliveryHandle } from '../../src/client';
 import type { DeliveryInput } from '../../src/delivery/types';
 import { backoffWindow } from '../../src/policy/backoff';
 import { defaultPolicy } from '../../src/policy/defaults';
-import { createHttpAgent } from '../../src/transports/http';
+import { createWorker, runWorker } from '../../src/worker';
 import { recordAttempts, timeline } from '../support/attempts';
 import { closedAt, eventType, runsOf, type Run } from '../support/histories';
 import { startReceiver, type Receiver } from '../support/receiver';
@@ -57,26 +56,33 @@ let redeliver: Redeliver;
 const sent = recordAttempts(() => server.env.currentTimeMs());
 /** `REDELIVER_HISTORY_JITTER=full` runs the 14 days with the default full jitter: twice the attempts (a benchmark). */
 const JITTER = (process.env.REDELIVER_HISTORY_JITTER ?? 'none') as 'none' | 'full';
-const http = createHttpAgent({ allow: ['loopback'] });
 
 beforeAll(async () => {
   quietRuntime();
   [server, receiver] = await Promise.all([startTimeSkippingServer({ logFile: `${process.env.REDELIVER_TEST_DIR ?? '/tmp'}/time-skipping-server.log` }), startReceiver()]);
   const taskQueue = `durability-${randomUUID()}`;
-  worker = await Worker.create({
+  // no retry budget and no endpoint health: the waits measured are the policy's alone
+  worker = await createWorker({
     connection: server.env.nativeConnection,
+    namespace: 'default',
     taskQueue,
-    workflowBundle: { codePath: process.env.REDELIVER_TEST_BUNDLE! },
-    activities: sent.clocked(createActivities({ http, listener: sent.listener })),
+    workflowBundlePath: process.env.REDELIVER_TEST_BUNDLE!,
+    allowAddresses: ['loopback'],
+    encryptionKeys: null,
+    tracing: null,
+    retryBudget: null,
+    endpointHealth: false,
+    shutdownGraceTime: 0,
+    attemptListener: sent.listener,
+    workerOptions: { interceptors: { activity: [sent.clock] } },
   });
-  running = worker.run();
+  running = runWorker(worker);
   redeliver = new Redeliver(server.env.client, { taskQueue });
 }, 5 * MINUTE);
 
 afterAll(async () => {
   worker?.shutdown();
   await running;
-  await http.close();
   await receiver?.close();
   await server?.stop();
 });

@@ -181,6 +181,29 @@ test('a one-way command is handed over without a response; a command that comes 
   await handle.stop();
 });
 
+test("a topic outside printable ASCII reaches the callback percent-encoded; a request id no response could carry is refused before the callback runs", async () => {
+  const device = `sensor-${randomUUID().slice(0, 8)}`;
+  const handle = await start(device);
+  await waitFor(() => handle.status(), (s) => s.state === 'subscribed', 10_000, 'the subscription');
+  callback.answerWith((_call, res) => res.writeHead(204).end());
+  backend ??= await watch(broker.url, USERS.backend);
+  // a one-way command whose name has a space, a "%" and a character outside Latin-1 (which HTTP headers cannot carry)
+  const name = 'licht an/💡 100%';
+  await backend.client.publishAsync(`command/acme/${device}/req//${name}`, 'lamp', { qos: 1 });
+  // a two-way command whose request id has a space: its response could be neither addressed nor deduplicated
+  await backend.client.publishAsync(`command/acme/${device}/req/r 1/ping`, 'bad-id', { qos: 1 });
+  const status = await waitFor(() => handle.status(), (s) => s.commands.received === 2 && s.commands.queued === 0 && s.commands.handed + s.commands.failed === 2, 10_000, 'both commands done');
+  expect(callback.calls.filter((c) => c.body === 'bad-id')).toEqual([]);
+  const lamp = callback.calls.find((c) => c.body === 'lamp');
+  expect(lamp?.headers).toMatchObject({ 'command-name': 'licht%20an/%F0%9F%92%A1%20100%25', 'command-topic': `command/acme/${device}/req//licht%20an/%F0%9F%92%A1%20100%25` });
+  expect(decodeURIComponent(lamp!.headers['command-name'] as string)).toBe(name);
+  expect(status.recentCommands.map((c) => [c.name, c.outcome, c.code])).toEqual([
+    [name, 'handed', 'http-204'],
+    ['ping', 'rejected', 'invalid-command'],
+  ]);
+  await handle.stop();
+});
+
 test('commands sent while the connection is down wait in the broker for the subscription to come back', async () => {
   const device = `sensor-${randomUUID().slice(0, 8)}`;
   // a long wait before resubscribing, so that the command surely comes while nobody holds the session

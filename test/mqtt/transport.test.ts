@@ -4,12 +4,19 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { classify } from '../../src/classify';
 import { createMqttPool, type MqttPool, type MqttPublish } from '../../src/transports/mqtt';
-import { credentialsFromEnvironment, type MqttCredential } from '../../src/transports/mqtt-credentials';
+import { credentialsFromEnvironment, type MqttBrokerBinding, type MqttCredential } from '../../src/transports/mqtt-credentials';
 import { startMosquitto, watch, type Mosquitto } from '../support/mosquitto';
 import { startTcpListener, type TcpListener } from '../support/tcp-listener';
 import { waitFor } from '../support/wait';
 
-const CA = readFileSync(path.join(__dirname, '../fixtures/tls/localhost.crt'), 'utf8');
+const TLS_DIR = path.join(__dirname, '../fixtures/tls');
+const CA = readFileSync(path.join(TLS_DIR, 'localhost.crt'), 'utf8');
+/** What a producer after the credential brings: a CA of its own, and a certificate it signed for attacker.test. */
+const ATTACKER = {
+  ca: readFileSync(path.join(TLS_DIR, 'attacker-ca.crt'), 'utf8'),
+  cert: readFileSync(path.join(TLS_DIR, 'attacker.crt'), 'utf8'),
+  key: readFileSync(path.join(TLS_DIR, 'attacker.key'), 'utf8'),
+};
 const USERS = {
   pub: { username: 'pub', password: 'pub-secret', acl: ['write telemetry/#', 'write event/#'] },
   other: { username: 'other', password: 'other-secret', acl: ['write telemetry/#'] },
@@ -163,7 +170,8 @@ test('a credential the worker does not have, or has without brokers: rejected, n
   expect(withoutBrokers).toMatchObject({ class: 'client', code: 'invalid-target' });
   expect(withoutBrokers.reason).toContain('REDELIVER_MQTT_CREDENTIALS_UNBOUND: "brokers" is required');
   for (const c of [broken, withoutBrokers]) expect(c.reason).not.toContain('hunter2');
-  expect(p.stats().connects).toBe(3);
+  // refused before a connection was even tried
+  expect(p.stats().connects).toBe(0);
   expect(p.stats().connections).toBe(0);
 });
 
@@ -197,13 +205,13 @@ describe('a credential goes only to the brokers it is bound to', () => {
   });
 
   test('the binding is by scheme, host and port: a credential bound to the TLS listener is not sent in clear to the same host', async () => {
-    const tlsOnly = (name: string): MqttCredential | undefined => (name === 'pub' ? { ...USERS.pub, brokers: [broker.tlsUrl!.replace('localhost', 'LOCALHOST')] } : undefined);
+    const tlsOnly = (name: string): MqttCredential | undefined => (name === 'pub' ? { ...USERS.pub, brokers: [{ url: broker.tlsUrl!.replace('localhost', 'LOCALHOST'), ca: CA }] } : undefined);
     const p = pool({ credentials: tlsOnly });
     const plain = `mqtt://localhost:${new URL(broker.tlsUrl!).port}`;
     expect(classify((await publish(p, { url: plain })).outcome).code).toBe('secret-not-bound');
     expect(classify((await publish(p, { url: broker.url })).outcome).code).toBe('secret-not-bound');
     // the host compares case-insensitively: LOCALHOST in the binding is localhost
-    expect(classify((await publish(p, { url: broker.tlsUrl!, tls: { ca: CA } })).outcome).class).toBe('success');
+    expect(classify((await publish(p, { url: broker.tlsUrl! })).outcome).class).toBe('success');
   });
 
   test('from the file and the environment alike, read at connect time: a rotated password and binding apply to the next connection', async () => {
@@ -221,11 +229,73 @@ describe('a credential goes only to the brokers it is bound to', () => {
   });
 });
 
-test('mqtts: the broker certificate is verified; a trusted CA lets it through', async () => {
+test("mqtts: the broker certificate is verified; a CA in the credential's binding lets it through", async () => {
   const p = pool();
   const untrusted = classify((await publish(p, { url: broker.tlsUrl! })).outcome);
   expect(untrusted).toMatchObject({ class: 'connection', code: 'tls-DEPTH_ZERO_SELF_SIGNED_CERT' });
-  expect(classify((await publish(p, { url: broker.tlsUrl!, tls: { ca: CA } })).outcome).class).toBe('success');
+  const caFile = path.join(mkdtempSync(path.join(tmpdir(), 'redeliver-ca-')), 'ca.pem');
+  writeFileSync(caFile, CA);
+  const bindings: Record<string, MqttBrokerBinding> = { inline: { url: broker.tlsUrl!, ca: CA }, filed: { url: broker.tlsUrl!, caFile } };
+  const trusting = pool({ credentials: (name) => bindings[name] && { ...USERS.pub, brokers: [bindings[name]] } });
+  for (const credential of ['inline', 'filed']) expect({ credential, ...classify((await publish(trusting, { url: broker.tlsUrl!, credential })).outcome) }).toMatchObject({ credential, class: 'success' });
+  // without a credential nothing of the worker's is at stake: a delivery may trust a CA of its own (and this broker then wants a login)
+  expect(classify((await publish(p, { url: broker.tlsUrl!, credential: null, tls: { ca: CA } })).outcome).code).toMatch(/^mqtt-0x8[67]$/);
+});
+
+describe("the TLS trust of a credential is its binding's, never the delivery's", () => {
+  let impostor: TcpListener;
+  /** The broker a credential is bound to, as the worker names it: reached, here, on the impostor's port. */
+  let bound: string;
+  beforeEach(async () => {
+    impostor = (await startTcpListener('127.0.0.1', { tls: { key: ATTACKER.key, cert: ATTACKER.cert } }))!;
+    bound = `mqtts://localhost:${impostor.port}`;
+  });
+  afterEach(async () => {
+    await impostor.close();
+  });
+
+  test("a delivery that brings its own CA or server name with a credential is refused before any connection: the impostor's listener sees none", async () => {
+    // whoever answers for the bound name (DNS, the network path) shows a certificate for attacker.test, signed by the producer's CA
+    const p = pool({ credentials: (name) => (name === 'pub' ? { ...USERS.pub, brokers: [bound] } : undefined) });
+    const tries = [{ ca: ATTACKER.ca, servername: 'attacker.test' }, { ca: ATTACKER.ca }, { servername: 'attacker.test' }];
+    const outcomes = [];
+    for (const tls of tries) outcomes.push(classify((await publish(p, { url: bound, tls, timeoutMs: 1_000 })).outcome));
+    expect(Buffer.concat(impostor.received).toString('latin1')).not.toContain(USERS.pub.password);
+    expect(await impostor.settled()).toBe(0);
+    for (const c of outcomes) {
+      expect(c).toMatchObject({ class: 'client', retryable: false, code: 'invalid-target' });
+      expect(c.reason).toContain('tls.ca or tls.servername');
+    }
+    // a subscription's dedicated connection passes the same gate
+    const held = await p.connectDedicated({ url: bound, protocolVersion: '5', credential: 'pub', tls: tries[0]! }, { clientId: 'sub-1', clean: true, timeoutMs: 1_000 });
+    expect(held.ok ? 'connected' : classify(held.outcome).code).toBe('invalid-target');
+    expect(await impostor.settled()).toBe(0);
+  });
+
+  test("the binding's own CA and server name are the operator's to choose: with them, the credential goes there", async () => {
+    const p = pool({ credentials: (name) => (name === 'pub' ? { ...USERS.pub, brokers: [{ url: bound, ca: ATTACKER.ca, servername: 'attacker.test' }] } : undefined) });
+    await publish(p, { url: bound, timeoutMs: 500 });
+    expect(await impostor.settled()).toBe(1);
+    expect(Buffer.concat(impostor.received).toString('latin1')).toContain(USERS.pub.password);
+  });
+});
+
+test('a pooled connection is used no longer once its binding is revoked or its password changes', async () => {
+  let login = { ...USERS.pub, brokers: [broker.url] };
+  const p = pool({ credentials: (name) => (name === 'pub' ? login : undefined) });
+  expect(classify((await publish(p)).outcome).class).toBe('success');
+  expect(p.stats()).toMatchObject({ connections: 1, connects: 1 });
+  // the operator takes the broker out of the binding: the open connection, logged in, must not carry on
+  login = { ...login, brokers: [broker.tlsUrl!] };
+  expect(classify((await publish(p)).outcome)).toMatchObject({ class: 'client', code: 'secret-not-bound' });
+  expect(p.stats()).toMatchObject({ connections: 0, connects: 1 });
+  login = { ...login, brokers: [broker.url] };
+  expect(classify((await publish(p)).outcome).class).toBe('success');
+  expect(p.stats()).toMatchObject({ connections: 1, connects: 2 });
+  // a changed password logs in anew (here one the broker refuses: the old login was not reused)
+  login = { ...login, password: 'rotated' };
+  expect(classify((await publish(p)).outcome).code).toMatch(/^mqtt-0x8[67]$/);
+  expect(p.stats()).toMatchObject({ connections: 0, connects: 3 });
 });
 
 test('the SSRF guard: a broker on loopback is refused unless the worker allows it', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import { bundleHasTracing, buildWorkflowBundle } from '../../src/bundle';
 import { Redeliver } from '../../src/client';
 import { ConfigError } from '../../src/config';
@@ -23,7 +23,6 @@ describe('a worker with tracing on', () => {
   const exporter = new InMemorySpanExporter();
   let tracing: Tracing;
   let endpoint: FlakyEndpoint;
-  let connection: NativeConnection;
   let clientConnection: Connection;
   let worker: Worker;
   let running: Promise<void>;
@@ -32,19 +31,19 @@ describe('a worker with tracing on', () => {
   beforeAll(async () => {
     quietRuntime();
     tracing = createTracing(new SimpleSpanProcessor(exporter), 'redeliver-test');
-    [endpoint, connection, clientConnection] = await Promise.all([
+    [endpoint, clientConnection] = await Promise.all([
       startFlakyEndpoint(),
-      NativeConnection.connect({ address: testAddress() }),
       Connection.connect({ address: testAddress() }),
       buildWorkflowBundle(tracingBundle, { tracing: true }),
     ]);
-    worker = await createWorker({ connection, taskQueue, workflowBundlePath: tracingBundle, tracing, allowAddresses: ['loopback'], encryptionKeys: null });
+    const options = { taskQueue, workflowBundlePath: tracingBundle, tracing, allowAddresses: ['loopback'], encryptionKeys: null };
+    worker = await createWorker({ address: testAddress(), ...options });
     running = runWorker(worker);
   }, 60_000);
   afterAll(async () => {
     worker?.shutdown();
     await running;
-    await Promise.all([connection?.close(), clientConnection?.close(), endpoint?.close()]);
+    await Promise.all([clientConnection?.close(), endpoint?.close()]);
   });
 
   test('the bundle built with --tracing carries the workflow interceptors; the plain one does not', async () => {

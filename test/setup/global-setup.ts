@@ -6,7 +6,10 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { startDevServer } from '../../src/dev/dev-server';
 import { freePort } from '../support/ports';
 
-/** One real Temporal dev server and one workflow bundle for the whole run. */
+/**
+ * One real Temporal dev server and one workflow bundle for the whole run: the workflow and integration
+ * tiers name this module both, and Jest runs it once, only when a test of either is in the run.
+ */
 export default async function globalSetup(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'redeliver-test-'));
   const server = await startDevServer({

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { AttemptListener } from '../../src/activities/deliver';
 import type { Delivery } from '../../src/delivery/types';
 
@@ -17,10 +18,10 @@ export interface SentAttempt {
 
 /** Hears of every attempt a worker sends, and keeps them per delivery in the server's time. */
 export interface AttemptRecorder {
-  /** For createActivities. */
+  /** For createWorker's `attemptListener`. */
   listener: AttemptListener;
-  /** The worker's activities, each execution of an attempt-sending one first reading the server's clock. */
-  clocked<A extends object>(activities: A): A;
+  /** An activity interceptor for the worker: each execution of an attempt-sending activity first reads the server's clock. */
+  clock: ActivityInterceptorsFactory;
   /** The attempts of one delivery, in the order they were sent. */
   of(deliveryId: string): SentAttempt[];
 }
@@ -51,23 +52,21 @@ export function recordAttempts(serverTime: () => Promise<number>): AttemptRecord
         byDelivery.set(deliveryId, sent);
       },
     },
-    clocked<A extends object>(activities: A): A {
-      const wrapped = { ...activities } as Record<string, unknown>;
-      for (const [name, deliveryOf] of Object.entries(SENDERS)) {
-        const activity = wrapped[name] as ((...args: unknown[]) => Promise<unknown>) | undefined;
-        if (!activity) throw new Error(`no activity ${name} to clock`);
-        wrapped[name] = async (...args: unknown[]) => {
-          const deliveryId = deliveryOf(args);
+    clock: (ctx) => ({
+      inbound: {
+        async execute(input, next) {
+          const deliveryOf = SENDERS[ctx.info.activityType];
+          if (!deliveryOf) return next(input);
+          const deliveryId = deliveryOf(input.args);
           executing.set(deliveryId, { server: await serverTime(), local: performance.now() });
           try {
-            return await activity(...args);
+            return await next(input);
           } finally {
             executing.delete(deliveryId);
           }
-        };
-      }
-      return wrapped as A;
-    },
+        },
+      },
+    }),
     of: (deliveryId) => [...(byDelivery.get(deliveryId) ?? [])],
   };
 }

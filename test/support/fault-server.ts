@@ -129,14 +129,17 @@ const ACCEPTED = 'HTTP/1.1 202 Accepted\r\ncontent-length: 8\r\n\r\naccepted';
 
 /**
  * The interim server's paths: what it writes to answer each. An array is written one byte per write, a
- * millisecond apart, so that the client reads the heads in pieces; `repeat` is written every 100 ms, forever.
+ * millisecond apart, so that the client reads the heads in pieces; `repeat` is written every 250 ms,
+ * forever (at most 8 heads in a 2 s attempt: under the client's limit of 16 per response, so the attempt
+ * runs into its timeout); `flood` as fast as the client reads it, forever.
  */
-export const INTERIM_ROUTES: Record<string, string | string[] | { repeat: string }> = {
+export const INTERIM_ROUTES: Record<string, string | string[] | { repeat: string } | { flood: string }> = {
   '/continue': CONTINUE + ACCEPTED,
   '/early-hints': EARLY_HINTS + ACCEPTED,
   '/interim-bytewise': [...(CONTINUE + EARLY_HINTS + CONTINUE + ACCEPTED)],
   '/processing': { repeat: PROCESSING },
   '/continue-forever': { repeat: CONTINUE },
+  '/continue-flood': { flood: CONTINUE },
 };
 
 async function startInterimServer() {
@@ -161,7 +164,8 @@ async function startInterimServer() {
         const answer = INTERIM_ROUTES[request.path] ?? 'HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n';
         if (typeof answer === 'string') socket.write(answer);
         else if (Array.isArray(answer)) writeSlowly(socket, answer);
-        else timers.push(setInterval(() => socket.write(answer.repeat), 100));
+        else if ('flood' in answer) flood(socket, answer.flood);
+        else timers.push(setInterval(() => socket.write(answer.repeat), 250));
       }
     });
   });
@@ -189,6 +193,16 @@ function takeRequest(bytes: Buffer): { path: string; messageId: string | undefin
   const length = headEnd + 4 + Number(header('content-length') ?? 0);
   if (bytes.length < length) return null;
   return { path: requestLine.split(' ')[1] ?? '/', messageId: header('message-id'), body: bytes.toString('utf8', headEnd + 4, length), length };
+}
+
+/** Writes `text` again and again, as fast as the peer reads it, until the socket closes. */
+function flood(socket: net.Socket, text: string): void {
+  const chunk = Buffer.from(text.repeat(Math.ceil(16_384 / text.length)));
+  const pump = () => {
+    while (!socket.destroyed && socket.write(chunk));
+    if (!socket.destroyed) socket.once('drain', pump);
+  };
+  pump();
 }
 
 function writeSlowly(socket: net.Socket, pieces: string[]): void {

@@ -1,15 +1,17 @@
 import net from 'node:net';
+import tls from 'node:tls';
 
 /**
  * A raw TCP listener that answers nothing and counts the connections made to it, with the bytes they sent
- * (an MQTT CONNECT starts with 0x10): an SSRF target, or a broker an attacker names.
+ * (an MQTT CONNECT starts with 0x10): an SSRF target, or a broker an attacker names. With `tls` it completes
+ * a TLS handshake with that certificate first, and `received` is what came through it.
  */
 export interface TcpListener {
   host: string;
   port: number;
   /** Connections made to it, its own probes left out. */
   connections: number;
-  /** What the connections sent, in order of arrival. */
+  /** What the connections sent, in order of arrival (decrypted, with `tls`). */
   received: Buffer[];
   /** `scheme://host:port`, the IPv6 host in brackets. */
   url(scheme: string): string;
@@ -22,7 +24,7 @@ export interface TcpListener {
 }
 
 /** Listens on `host` (an IP literal) at a free port; undefined when the host has no such address (no IPv6). */
-export async function startTcpListener(host = '127.0.0.1'): Promise<TcpListener | undefined> {
+export async function startTcpListener(host = '127.0.0.1', options: { tls?: tls.SecureContextOptions } = {}): Promise<TcpListener | undefined> {
   const sockets = new Set<net.Socket>();
   /** The client port of every connection accepted; the probes' are left out of the count. */
   const accepted: number[] = [];
@@ -30,11 +32,13 @@ export async function startTcpListener(host = '127.0.0.1'): Promise<TcpListener 
   let arrived = () => undefined as void;
   const listener = { host, port: 0, received: [] as Buffer[] } as unknown as TcpListener;
   Object.defineProperty(listener, 'connections', { get: () => accepted.filter((p) => !probes.has(p)).length });
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+  const server = net.createServer((raw) => {
+    sockets.add(raw);
+    raw.on('close', () => sockets.delete(raw));
+    raw.on('error', () => undefined);
+    accepted.push(raw.remotePort ?? -1);
+    const socket = options.tls ? new tls.TLSSocket(raw, { isServer: true, ...options.tls }) : raw;
     socket.on('error', () => undefined);
-    accepted.push(socket.remotePort ?? -1);
     socket.on('data', (chunk: Buffer) => listener.received.push(chunk));
     arrived();
   });

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { createActivities } from '../../src/activities';
+import { DefaultLogger, makeTelemetryFilterString, Runtime, type Worker } from '@temporalio/worker';
 import { Redeliver } from '../../src/client';
 import { encryptingDataConverter } from '../../src/encryption/data-converter';
 import type { KeyRing } from '../../src/encryption/keys';
-import { DEFAULT_RETRY_BUDGET, RetryBudget, type RetryBudgetOptions } from '../../src/endpoints/budget';
-import { EndpointReporter } from '../../src/endpoints/reporter';
+import { DEFAULT_RETRY_BUDGET, type RetryBudgetOptions } from '../../src/endpoints/budget';
+import type { EndpointReporter } from '../../src/endpoints/reporter';
 import type { AddressGuard } from '../../src/transports/address-guard';
-import { createHttpAgent } from '../../src/transports/http';
-import { createMqttPool, type MqttPool } from '../../src/transports/mqtt';
+import type { MqttPool } from '../../src/transports/mqtt';
+import { createWorker, runWorker } from '../../src/worker';
+import { partsOf } from '../../src/worker-parts';
 
 let runtimeInstalled = false;
 
@@ -51,30 +51,20 @@ export interface HarnessOptions {
   endpointHealth?: boolean;
 }
 
-/** A client, a worker and a Redeliver API on a task queue of their own, on the suite's dev server. */
+/**
+ * A client, a worker and a Redeliver API on a task queue of their own, on the suite's dev server. The
+ * worker is the production one (createWorker), with what a test must not take from the developer's
+ * environment given explicitly.
+ */
 export async function startHarness(address = testAddress(), options: HarnessOptions = {}): Promise<Harness> {
   quietRuntime();
   const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
+  const worker = await createTestWorker(address, taskQueue, options);
+  const running = runWorker(worker);
   const dataConverter = options.encryptionKeys ? encryptingDataConverter(options.encryptionKeys) : undefined;
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, ...(dataConverter && { dataConverter }) });
-  const nativeConnection = await NativeConnection.connect({ address });
-  const http = createHttpAgent({ allow: options.allowAddresses ?? ['loopback'] });
-  const mqtt = createMqttPool({ allow: options.allowAddresses ?? ['loopback'] });
-  // the worker's own client, as createWorker makes it: endpoint reports, a paused delivery's progress
-  const workerClient = new Client({ connection: nativeConnection, ...(dataConverter && { dataConverter }) });
-  const budgetOptions = options.retryBudget === undefined ? DEFAULT_RETRY_BUDGET : options.retryBudget;
-  const reporter = (options.endpointHealth ?? true) ? new EndpointReporter(workerClient, taskQueue) : null;
-  await reporter?.start();
-  const worker = await Worker.create({
-    connection: nativeConnection,
-    taskQueue,
-    ...(reporter && { identity: reporter.identity }),
-    workflowBundle: { codePath: process.env.REDELIVER_TEST_BUNDLE! },
-    activities: createActivities({ http, mqtt, client: workerClient, budget: budgetOptions && new RetryBudget(budgetOptions), reporter }),
-    ...(dataConverter && { dataConverter }),
-  });
-  const running = worker.run();
+  const { mqtt, reporter } = partsOf(worker)!;
   return {
     taskQueue,
     client,
@@ -83,15 +73,30 @@ export async function startHarness(address = testAddress(), options: HarnessOpti
     mqtt,
     reporter,
     async stop() {
-      await reporter?.stop();
       worker.shutdown();
       await running;
-      await http.close();
-      await mqtt.close();
-      await nativeConnection.close();
       await connection.close();
     },
   };
+}
+
+/** The production worker on the tests' workflow bundle, allowed to reach loopback endpoints unless told otherwise. */
+export function createTestWorker(address: string, taskQueue: string, options: HarnessOptions = {}): Promise<Worker> {
+  return createWorker({
+    address,
+    namespace: 'default',
+    taskQueue,
+    workflowBundlePath: process.env.REDELIVER_TEST_BUNDLE!,
+    allowAddresses: options.allowAddresses ?? ['loopback'],
+    encryptionKeys: options.encryptionKeys ?? null,
+    retryBudget: options.retryBudget === undefined ? DEFAULT_RETRY_BUDGET : options.retryBudget,
+    endpointHealth: options.endpointHealth ?? true,
+    tracing: null,
+    // the SDK's defaults, which the tests' bounds were measured with on a loaded 2-core machine: 100 attempts
+    // in flight (production's 200 made the soak a third slower there in one comparison), a worker that stops at once
+    maxConcurrentAttempts: 100,
+    shutdownGraceTime: 0,
+  });
 }
 
 export interface Harness {

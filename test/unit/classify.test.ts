@@ -4,8 +4,8 @@ const http = (status: number, headers: Record<string, string> = {}): TransportOu
 const puback = (reasonCode: number): TransportOutcome => ({ kind: 'mqtt5', packet: 'puback', reasonCode });
 const net = (code: string): TransportOutcome => ({ kind: 'network', code });
 
-// SPEC §4, example by example: these hold whatever the table says
-describe('SPEC §4 examples', () => {
+// docs/spec.md §4, example by example: these hold whatever the table says
+describe('docs/spec.md §4 examples', () => {
   const examples: [Verdict, string, TransportOutcome][] = [
     ...[400, 401, 403, 404, 405, 410, 413, 414, 415, 422].map((s): [Verdict, string, TransportOutcome] => ['client', `HTTP ${s}`, http(s)]),
     ['client', 'PUBACK 0x87 not authorized', puback(0x87)],

@@ -3,6 +3,7 @@ import { InvalidInputError } from '../../src/errors';
 import { validateSubscription } from '../../src/subscription/validate';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
+const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 const ok = { kind: 'event', tenant: 'acme', device: 'sensor-1', messageId: 'm-1', target: 'mqtt://broker.example.com:1883', payload: { t: 1 } };
 
 function problems(validate: (raw: unknown) => unknown, input: unknown): Record<string, string> {
@@ -28,10 +29,22 @@ describe('MQTT delivery targets', () => {
 
   test('a full target: topic placeholders, version, credential, TLS', () => {
     const d = validateDelivery(
-      { ...ok, target: { url: 'mqtts://hub.example.com:8883/', topic: 't/{tenant}/{device}', protocolVersion: '3.1.1', credential: 'hub-acme', timeout: '3s', tls: { servername: 'hub' } } },
+      { ...ok, target: { url: 'mqtts://hub.example.com:8883/', topic: 't/{tenant}/{device}', protocolVersion: '3.1.1', credential: 'hub-acme', timeout: '3s' } },
       { now: NOW },
     );
-    expect(d.target).toEqual({ transport: 'mqtt', url: 'mqtts://hub.example.com:8883', topic: 't/acme/sensor-1', protocolVersion: '3.1.1', credential: 'hub-acme', timeout: 3_000, tls: { servername: 'hub' } });
+    expect(d.target).toEqual({ transport: 'mqtt', url: 'mqtts://hub.example.com:8883', topic: 't/acme/sensor-1', protocolVersion: '3.1.1', credential: 'hub-acme', timeout: 3_000, tls: null });
+    // without a credential a producer may trust a CA of its own: nothing of the worker's is at stake
+    const anonymous = validateDelivery({ ...ok, target: { url: 'mqtts://hub.example.com:8883', tls: { ca: PEM, servername: 'hub' } } }, { now: NOW });
+    expect(anonymous.target).toMatchObject({ credential: null, tls: { ca: PEM, servername: 'hub' } });
+  });
+
+  test.each([
+    ['a CA', { ca: PEM }],
+    ['a server name', { servername: 'attacker.test' }],
+    ['both', { ca: PEM, servername: 'attacker.test' }],
+  ])("a credential with %s of the producer's: refused, the trust for a credential is its binding's", (_what, tls) => {
+    const found = deliveryProblems({ ...ok, target: { url: 'mqtts://hub.example.com:8883', credential: 'hub-acme', tls } });
+    expect(found).toEqual({ 'target.tls': expect.stringMatching(/^must not set ca or servername with a credential: .*"brokers"/) });
   });
 
   test('HTTP targets keep their shape (recorded deliveries and their fingerprints do not change)', () => {
@@ -95,6 +108,8 @@ describe('command subscriptions', () => {
     ['a "+" inside a level', { ...sub, broker: { url: 'mqtt://broker:1883', topic: 'command/a+b/#' } }, 'broker.topic', /"\+" only as a whole level/],
     ['an MQTT callback', { ...sub, callback: 'mqtt://app:1883' }, 'callback', /use http or https/],
     ['a bad response credential', { ...sub, response: { target: { url: 'mqtt://broker:1883', credential: 'a b' } } }, 'response.target.credential', /credential name/],
+    ['a credential with a CA of its own', { ...sub, broker: { url: 'mqtts://broker:8883', credential: 'hub', tls: { ca: PEM } } }, 'broker.tls', /must not set ca or servername with a credential/],
+    ['a response credential with a server name of its own', { ...sub, response: { target: { url: 'mqtts://broker:8883', credential: 'hub', tls: { servername: 'x' } } } }, 'response.target.tls', /with a credential/],
     ['a bad policy', { ...sub, policy: { max: 'soon' } }, 'policy.max', /duration/],
     ['a negative downtime threshold', { ...sub, downtimeThreshold: '-1s' }, 'downtimeThreshold', /above 0/],
     ['an unknown field', { ...sub, colour: 'red' }, 'colour', /not a known field/],

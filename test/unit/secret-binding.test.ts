@@ -1,10 +1,14 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { classify } from '../../src/classify';
-import { MQTT_CREDENTIAL } from '../../src/transports/mqtt-credentials';
+import { credentialProblems, MQTT_CREDENTIAL } from '../../src/transports/mqtt-credentials';
 import { bindingAllows, parseBinding, releaseSecret, targetOrigin, type SecretKind } from '../../src/transports/secret-binding';
 
 // A secret the worker resolves by name goes only to the targets it is bound to: how targets compare.
 
 const ports = MQTT_CREDENTIAL.ports;
+const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 
 describe('targetOrigin: where a connection to the URL goes, in one spelling', () => {
   test.each([
@@ -59,10 +63,37 @@ describe('parseBinding: the configured list, checked at start', () => {
   test('each entry is a broker alone; a password in one is never repeated', () => {
     expect(() => parseBinding(['mqtt://hub:1883', 'mqtt://hub:1883/path', 42, 'mqtt://u:hunter2@hub', 'ftp://hub', 'mqtt://hub?x=1'], MQTT_CREDENTIAL)).toThrow(
       '"brokers": entry 2 ("mqtt://hub:1883/path"): must be scheme://host[:port] alone, without a path, query or fragment; ' +
-        'entry 3: must be a string; entry 4: must not carry a user name or password; entry 5 ("ftp://hub"): scheme ftp is not one of mqtt, mqtts; ' +
+        'entry 3: must be a URL or { url, ca?, caFile?, servername? }; entry 4: must not carry a user name or password; entry 5 ("ftp://hub"): scheme ftp is not one of mqtt, mqtts; ' +
         'entry 6 ("mqtt://hub?x=1"): must be scheme://host[:port] alone, without a path, query or fragment',
     );
     expect(() => parseBinding(['mqtt://u:hunter2@hub'], MQTT_CREDENTIAL)).not.toThrow(/hunter2/);
+  });
+
+  test("an mqtts broker's entry may carry the TLS trust for it: a CA (inline or a file read at each connect) and a server name", () => {
+    const caFile = path.join(mkdtempSync(path.join(tmpdir(), 'redeliver-ca-')), 'ca.pem');
+    writeFileSync(caFile, PEM);
+    const bound = parseBinding(['mqtt://hub:1884', { url: 'mqtts://Hub:8883', ca: PEM, servername: 'hub.internal' }, { url: 'mqtts://10.0.0.5', caFile }, { url: 'mqtts://plain' }], MQTT_CREDENTIAL);
+    expect(bound).toEqual([
+      { origin: 'mqtt://hub:1884' },
+      { origin: 'mqtts://hub:8883', options: { ca: PEM, servername: 'hub.internal' } },
+      { origin: 'mqtts://10.0.0.5:8883', options: { ca: PEM } },
+      { origin: 'mqtts://plain:8883', options: {} },
+    ]);
+    const released = releaseSecret(MQTT_CREDENTIAL, 'hub', 'mqtts://hub', () => ({ password: 'p', brokers: [{ url: 'mqtts://hub', ca: PEM }] }));
+    expect(released).toEqual({ ok: true, secret: expect.objectContaining({ password: 'p' }), options: { ca: PEM } });
+  });
+
+  test('a bad TLS entry names its field, and the worker does not start with it', () => {
+    const problems = (entry: object) => () => parseBinding([entry], MQTT_CREDENTIAL);
+    expect(problems({ url: 'mqtt://hub', ca: PEM })).toThrow('"brokers": entry 1 ("mqtt://hub"): ca, caFile and servername apply to mqtts:// brokers only');
+    expect(problems({ url: 'mqtts://hub', ca: PEM, caFile: '/etc/ca.pem' })).toThrow('give ca or caFile, not both');
+    expect(problems({ url: 'mqtts://hub', ca: 'trust me' })).toThrow('ca must hold PEM certificates');
+    expect(problems({ url: 'mqtts://hub', caFile: '/nonexistent/ca.pem' })).toThrow('caFile "/nonexistent/ca.pem" cannot be read: ENOENT');
+    expect(problems({ url: 'mqtts://hub', servername: 'a b' })).toThrow('servername must be a host name');
+    expect(problems({ url: 'mqtts://hub', cert: PEM })).toThrow('has unknown fields: cert (known: url, ca, caFile, servername)');
+    expect(problems({ ca: PEM })).toThrow('entry 1: must be a URL or { url, ca?, caFile?, servername? }');
+    const env = { REDELIVER_MQTT_CREDENTIALS_HUB: JSON.stringify({ password: 'hunter2', brokers: [{ url: 'mqtts://hub', caFile: '/nonexistent/ca.pem' }] }) };
+    expect(credentialProblems(env)).toEqual([{ variable: 'REDELIVER_MQTT_CREDENTIALS_HUB', message: expect.stringContaining('caFile "/nonexistent/ca.pem" cannot be read') }]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { DeliveryControlError, Redeliver } from '../../src/client';
+import { Redeliver } from '../../src/client';
+import { DeliveryControlError, RedeliverError } from '../../src/errors';
 import type { DeliveryInput } from '../../src/delivery/types';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { useHarnessAndEndpoint } from '../support/setup';
@@ -75,6 +76,27 @@ test('controls on a finished delivery say it has ended', async () => {
   await expect(handle.cancel()).rejects.toThrow(/has ended \(delivered\)/);
 });
 
+test('each refusal has a kind a caller can branch on, and is a RedeliverError', async () => {
+  const waitLong = { jitter: 'none', initial: '10m', min: '10m', max: '10m' } as const;
+  const handle = await env.h.redeliver.submit(delivery('/kinds?fail=99&status=503', waitLong));
+  await waitFor(() => handle.status(), (s) => s.state === 'waiting', 10_000, 'the first wait');
+  const kindOf = (control: Promise<unknown>) =>
+    control.then(
+      () => 'accepted',
+      (err: unknown) => (err instanceof DeliveryControlError && err instanceof RedeliverError ? err.kind : err),
+    );
+
+  expect(await kindOf(handle.resume())).toBe('NotPaused');
+  expect(await kindOf(handle.pause('kinds'))).toBe('accepted');
+  expect(await kindOf(handle.pause())).toBe('AlreadyPaused');
+  expect(await kindOf(handle.retryNow())).toBe('NotWaiting');
+  expect(await kindOf(handle.resume())).toBe('accepted');
+  expect(await kindOf(handle.cancel())).toBe('accepted');
+  expect(await kindOf(handle.resume())).toBe('Ended');
+  expect(await kindOf(handle.cancel())).toBe('Ended');
+  expect(await kindOf(env.h.redeliver.redrive(handle.deliveryId))).toBe('NotADeadLetter');
+});
+
 test('a long delivery continues as new, carrying its attempts, first attempt time and last error', async () => {
   const redeliver = new Redeliver(env.h.client, { taskQueue: env.h.taskQueue, historyLimit: 20 });
   // the error class changes on every attempt (server, throttled): each change wakes the workflow, whose history grows
@@ -145,4 +167,33 @@ describe('every control answers with the attempts the receiver saw', () => {
     expect(cancelled).toMatchObject({ state: 'cancelled', attempts: seen(input).length });
     expect(seen(input)).toEqual(Array.from({ length: cancelled.attempts }, (_, i) => i + 1));
   });
+});
+
+test('a cancel that comes while an attempt is in flight: the attempt ends it delivered, and it says so', async () => {
+  const receiver = await startReceiver();
+  try {
+    // the first attempt fails (Temporal retries the rest), the second takes 3 s and is accepted
+    receiver.route('/slow-ok', (req) => (req.attempt === 1 ? { status: 503 } : { status: 202, delayMs: 3_000 }));
+    const input: DeliveryInput = { ...delivery('/slow-ok', { jitter: 'none', initial: '300ms', min: '300ms', max: '300ms' }), target: `${receiver.url}/slow-ok` };
+    const handle = await env.h.redeliver.submit(input);
+    await waitFor(async () => receiver.of(input.messageId!).length, (n) => n >= 2, 15_000, 'the second attempt');
+    const status = await handle.cancel();
+    expect(status).toMatchObject({ state: 'delivered', attempts: 2 });
+    expect(await handle.result()).toMatchObject({ outcome: 'delivered', attempts: 2 });
+    expect(receiver.accepted().has(input.messageId!)).toBe(true);
+  } finally {
+    await receiver.close();
+  }
+});
+
+test('cancel with no worker to take it up answers within its wait, saying the cancel is requested', async () => {
+  // a task queue no worker polls: the delivery never ends, and cancel() must not wait for it forever
+  const idle = new Redeliver(env.h.client, { taskQueue: `nobody-${randomUUID()}` });
+  const handle = await idle.submit(delivery('/never', undefined));
+  const asked = Date.now();
+  const status = await handle.cancel({ waitMs: 1_500 });
+  expect(Date.now() - asked).toBeLessThan(10_000);
+  expect(status.summary).toMatch(/^cancel requested/);
+  expect(status.deliveryId).toBe(handle.deliveryId);
+  await env.h.client.workflow.getHandle(handle.deliveryId).terminate('test cleanup');
 });

@@ -11,7 +11,7 @@ const only = (input: unknown, context?: PolicyContext) => {
   return problems[0]!;
 };
 
-describe('defaults per kind (SPEC §2, §3)', () => {
+describe('defaults per kind (docs/spec.md §2, §3)', () => {
   test('the guide\'s values for every kind: full jitter, 200 ms initial and min, ×2, 300 s max', () => {
     for (const [kind, qos] of [['telemetry', 1], ['event', 1], ['command-response', 1]] as const) {
       expect(defaultPolicy(kind, qos)).toMatchObject({ jitter: 'full', initial: 200, multiplier: 2, min: 200, max: 300_000, maxAttempts: 0, deadline: null });

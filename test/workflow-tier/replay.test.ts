@@ -29,6 +29,8 @@ test('every recorded history replays on the current workflow code', async () => 
   for (const path of ['cancelled', 'retry-now', 'paused-resumed']) {
     expect(histories.map((h) => h.workflowId)).toContain(`deliveryWorkflow_stale-counts-${path}.json`);
   }
+  // a cancel during an attempt that then delivered: the outcome stands (outcome-before-cancel)
+  expect(histories.map((h) => h.workflowId)).toContain('deliveryWorkflow_cancel-during-delivered-attempt.json');
   expect(histories.map((h) => h.workflowId)).toContain('deliveryWorkflow_class-changed.json');
   expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_reports.json');
   // MQTT: a delivery over MQTT (a command's response), refused and unknown-credential attempts, command subscriptions

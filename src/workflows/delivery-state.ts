@@ -1,0 +1,376 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { AttemptFailureDetails, AttemptSuccess } from '../activities';
+import type { RetryEnd, RetryInput, RetryProgress } from '../activities/retry';
+import type { ErrorClass } from '../classify/types';
+import { attemptError } from '../delivery/attempt-error';
+import { expiresAt, humanDuration, waitingSummary } from '../delivery/summary';
+import type { AttemptError, AttemptRecord, Delivery, DeliveryResult, DeliveryStateName, DeliveryStatus, Outcome } from '../delivery/types';
+import { nextDelay } from '../policy/backoff';
+import { Attempts, DeliveryState, LastErrorClass } from './definitions';
+import { Shown, type WorkflowEffects } from './visibility';
+
+/** What a run hands to the next when it continues as new; absent on the first run. */
+export interface CarriedState {
+  run: number;
+  attempts: number;
+  firstAttemptAt: number | null;
+  lastAttemptAt: number | null;
+  /** When the next attempt is planned (epoch ms); null = at once. */
+  nextAttemptAt: number | null;
+  previousDelay: number | null;
+  lastError: AttemptError | null;
+  attemptLog: AttemptRecord[];
+  /** Time spent paused so far: it does not count towards the max age. */
+  pausedMs: number;
+  pause: { reason: string; since: number } | null;
+}
+
+export interface DeliveryWorkflowInput {
+  delivery: Delivery;
+  carried?: CarriedState;
+  /** Continue as new once the history has this many events (default 4,000; Temporal warns at 10,240). */
+  historyLimit?: number;
+}
+
+/** deliveryWorkflow's type, for continue-as-new (workflows/delivery.ts). */
+export type DeliveryWorkflow = (input: DeliveryWorkflowInput) => Promise<DeliveryResult>;
+
+/** What the tracker needs from its workflow; tests give their own. */
+export interface DeliveryEnv {
+  effects: WorkflowEffects;
+  /** Default Date.now: in a workflow, the time of the current workflow task. */
+  now?: () => number;
+  /** Default Math.random: in a workflow, a generator seeded per run. */
+  random?: () => number;
+}
+
+const ATTEMPT_LOG_SIZE = 20;
+
+const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+
+/**
+ * One delivery's state and its transitions, without Temporal: what the `status` query reads, what the
+ * controls change, what an attempt's outcome decides, and what goes to the next run. The workflow
+ * (workflows/delivery.ts) calls it from its handlers and its loop; search attributes go through `effects`,
+ * so which upsert happens when (a command on replay) is decided here, and tested in test/unit/.
+ */
+export class DeliveryTracker {
+  readonly run: number;
+  private readonly shown: Shown<DeliveryStateName>;
+  private readonly effects: WorkflowEffects;
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private attempts: number;
+  private firstAttemptAt: number | null;
+  private lastAttemptAt: number | null;
+  private nextAttemptAt: number | null;
+  private previousDelay: number | null;
+  private lastError: AttemptError | null;
+  private readonly attemptLog: AttemptRecord[];
+  private pausedMs: number;
+  private pausedBy: { reason: string; since: number } | null;
+  private retryAsked = false;
+  /** What the LastErrorClass search attribute says (carried over by continue-as-new with the other attributes). */
+  private searchedClass: ErrorClass | undefined;
+  /** Whether the planned wait is a server's hint (Retry-After). */
+  private hinted = false;
+
+  constructor(
+    readonly delivery: Delivery,
+    carried: CarriedState | undefined,
+    env: DeliveryEnv,
+  ) {
+    this.effects = env.effects;
+    this.now = env.now ?? Date.now;
+    this.random = env.random ?? Math.random;
+    this.shown = new Shown<DeliveryStateName>(carried ? (carried.pause ? 'paused' : 'waiting') : 'pending', this.effects);
+    this.run = carried?.run ?? 1;
+    this.attempts = carried?.attempts ?? 0;
+    this.firstAttemptAt = carried?.firstAttemptAt ?? null;
+    this.lastAttemptAt = carried?.lastAttemptAt ?? null;
+    this.nextAttemptAt = carried?.nextAttemptAt ?? null;
+    this.previousDelay = carried?.previousDelay ?? null;
+    this.lastError = carried?.lastError ?? null;
+    this.attemptLog = [...(carried?.attemptLog ?? [])];
+    this.pausedMs = carried?.pausedMs ?? 0;
+    this.pausedBy = carried?.pause ?? null;
+    this.searchedClass = this.lastError?.class;
+  }
+
+  get paused(): boolean {
+    return this.pausedBy !== null;
+  }
+
+  /** An operator asked for the next attempt now (retryNow), and the loop has not acted on it yet. */
+  get retryRequested(): boolean {
+    return this.retryAsked;
+  }
+
+  status(): DeliveryStatus {
+    const { delivery: d, pausedBy: pause } = this;
+    return {
+      deliveryId: d.deliveryId,
+      messageId: d.messageId,
+      kind: d.kind,
+      qos: d.qos,
+      tenant: d.tenant,
+      device: d.device,
+      endpoint: d.endpoint,
+      state: this.shown.state,
+      attempts: this.attempts,
+      firstAttemptAt: iso(this.firstAttemptAt),
+      lastAttemptAt: iso(this.lastAttemptAt),
+      nextAttemptAt: pause ? null : iso(this.nextAttemptAt),
+      lastError: this.lastError,
+      attemptLog: [...this.attemptLog],
+      summary: this.shown.summary,
+      pause: pause && { reason: pause.reason, since: new Date(pause.since).toISOString() },
+    };
+  }
+
+  carried(): CarriedState {
+    const { run, attempts, firstAttemptAt, lastAttemptAt, nextAttemptAt, previousDelay, lastError, attemptLog, pausedMs } = this;
+    const pause = this.pausedBy;
+    return { run: run + 1, attempts, firstAttemptAt, lastAttemptAt, nextAttemptAt, previousDelay, lastError, attemptLog, pausedMs, pause };
+  }
+
+  // the controls: a validator (throws the refusal the client reports) and the change itself
+
+  checkRetryNow(): void {
+    if (this.pausedBy) throw ApplicationFailure.create({ type: 'NotWaiting', message: 'the delivery is paused: resume it first' });
+    const state = this.shown.state;
+    if (state !== 'waiting') {
+      throw ApplicationFailure.create({ type: 'NotWaiting', message: `the delivery is not waiting (it is ${state})` });
+    }
+  }
+
+  retryNow(): void {
+    this.retryAsked = true;
+  }
+
+  checkPause(): void {
+    if (this.pausedBy) throw ApplicationFailure.create({ type: 'AlreadyPaused', message: 'the delivery is already paused' });
+  }
+
+  pause(reason: string): void {
+    this.pausedBy = { reason: reason || 'paused by an operator', since: this.now() };
+    if (this.shown.state === 'waiting') this.setState('paused', `paused: ${this.pausedBy.reason}`);
+  }
+
+  checkResume(): void {
+    if (!this.pausedBy) throw ApplicationFailure.create({ type: 'NotPaused', message: 'the delivery is not paused' });
+  }
+
+  /** Paused time does not age the delivery: it is added to what the max age is counted from. */
+  resume(): DeliveryStatus {
+    if (this.pausedBy) this.pausedMs += this.now() - this.pausedBy.since;
+    this.pausedBy = null;
+    return this.status();
+  }
+
+  // waiting for the next attempt
+
+  /** Before a turn: whether the delivery is paused, then shown as waiting for resume. */
+  waitsForResume(): boolean {
+    if (!this.pausedBy) return false;
+    this.setState('paused', `paused: ${this.pausedBy.reason} — attempt ${this.attempts + 1} waits for resume`);
+    return true;
+  }
+
+  /** Resumed: a retry-now asked while paused is void (the attempt comes at its planned time, or at once if that has passed). */
+  resumed(): void {
+    this.retryAsked = false;
+  }
+
+  /** The wait before the planned attempt, shown as waiting; null when its time has come or a retry-now was asked. */
+  waitBeforeTurn(): { ms: number; words: string } | null {
+    const remaining = this.nextAttemptAt === null ? 0 : this.nextAttemptAt - this.now();
+    if (remaining <= 0 || this.retryAsked) return null;
+    const words = this.lastError
+      ? this.waitingWords(remaining, this.lastError.code, false)
+      : `waiting ${humanDuration(remaining)} — attempt ${this.attempts + 1} next`;
+    this.setState('waiting', words);
+    return { ms: remaining, words };
+  }
+
+  turnTaken(): void {
+    this.retryAsked = false;
+    this.nextAttemptAt = null;
+  }
+
+  /** Expired when resumed after the deadline: only a pause can carry a delivery past it, waits never do. */
+  expiredWhilePaused(): DeliveryResult | null {
+    const { deadline } = this.delivery.policy;
+    if (deadline === null || this.now() <= deadline) return null;
+    return this.finish('expired', `the deadline ${new Date(deadline).toISOString()} passed while paused`);
+  }
+
+  // an attempt made by the workflow (the first one, and every one of the timer path)
+
+  startAttempt(): { attempt: number; startedAt: number } {
+    const startedAt = this.now();
+    this.attempts++;
+    this.firstAttemptAt ??= startedAt;
+    this.setState('attempting', `attempt ${this.attempts} in progress`);
+    return { attempt: this.attempts, startedAt };
+  }
+
+  delivered(ok: AttemptSuccess, startedAt: number): DeliveryResult {
+    this.recordAttempt(startedAt, ok, true);
+    return this.finish('delivered', `${ok.reason} on attempt ${this.attempts}`);
+  }
+
+  /** A failed attempt: the outcome it ends the delivery with, or null when a retry is planned (shown as waiting). */
+  failed(failure: AttemptFailureDetails, startedAt: number): DeliveryResult | null {
+    const at = this.recordAttempt(startedAt, failure, false);
+    this.lastError = attemptError(failure, this.attempts, at);
+    const { delivery } = this;
+    if (delivery.kind === 'telemetry' && delivery.qos === 0) {
+      return this.finish('dropped', `telemetry QoS 0 is sent once; it failed: ${failure.reason}`);
+    }
+    if (failure.class === 'client') return this.finish('rejected', failure.reason);
+    // paused time does not age the delivery
+    const agedFrom = this.firstAttemptAt! + this.pausedMs;
+    const state = { attempts: this.attempts, previousDelay: this.previousDelay, firstAttemptAt: agedFrom, now: at };
+    const decision = nextDelay(delivery.policy, state, this.random, failure.retryAfterMs);
+    if (!decision.retry) return this.finish(decision.outcome, `${decision.reason}; last error: ${failure.reason}`);
+    this.previousDelay = decision.delay;
+    this.nextAttemptAt = at + decision.delay;
+    this.hinted = decision.hinted;
+    const words = this.waitingWords(decision.delay, failure.code, decision.hinted);
+    const becameWaiting = this.shown.enter('waiting', words);
+    this.effects.upsert([
+      ...(becameWaiting ? [{ key: DeliveryState, value: 'waiting' }] : []),
+      { key: Attempts, value: this.attempts },
+      ...this.classChange(),
+    ]);
+    this.searchedClass = this.lastError.class;
+    return null;
+  }
+
+  // the retries on the server (workflows/server-retries.ts)
+
+  /** A retry-now is acted on: the next attempt is planned for now, past the endpoint's retry budget (the answer). */
+  takeRetryRequest(): boolean {
+    if (!this.retryAsked) return false;
+    this.retryAsked = false;
+    this.nextAttemptAt = this.now();
+    return true;
+  }
+
+  /** The retrying activity's input, from the delivery as it stands; shown as waiting for its next attempt. */
+  retryInput(skipBudget: boolean): RetryInput {
+    const now = this.now();
+    const progress: RetryProgress = {
+      attempts: this.attempts,
+      previousDelay: this.previousDelay,
+      lastError: this.lastError!,
+      lastAttemptAt: this.lastAttemptAt!,
+      attemptLog: [...this.attemptLog],
+      nextAttemptAt: this.nextAttemptAt ?? now,
+      hinted: this.hinted,
+      reservedAt: null,
+      heldBack: 0,
+    };
+    const delayMs = Math.max(0, progress.nextAttemptAt - now);
+    const waiting = this.waitingWords(delayMs, this.lastError!.code, this.hinted);
+    this.setState('waiting', `${waiting}; later attempts are retried by Temporal (Pending Activities shows the next)`);
+    const agedFrom = this.firstAttemptAt! + this.pausedMs;
+    return { delivery: this.delivery, progress, agedFrom, searchedClass: this.searchedClass!, skipBudget };
+  }
+
+  /** Progress read when the retrying activity was stopped: taken unless it is behind what the delivery knows. */
+  adoptStopped(progress: RetryProgress | null): void {
+    if (progress && progress.attempts >= this.attempts) this.adopt(progress);
+  }
+
+  /** The retrying activity ended: its progress becomes the delivery's. */
+  retryEnded(end: RetryEnd): void {
+    this.adopt(end.progress);
+    this.hinted = end.progress.hinted;
+  }
+
+  /** The delivery's outcome from the retrying activity's end (all but class-changed). */
+  finishRetries(end: Exclude<RetryEnd, { end: 'class-changed' }>): DeliveryResult {
+    if (end.end === 'delivered') return this.finish('delivered', `${end.reason} on attempt ${this.attempts}`);
+    return this.finish(end.end, end.reason);
+  }
+
+  /** The error class changed while retrying: the UI's list says so, and the retrying goes on. */
+  classChanged(): void {
+    this.effects.upsert([
+      { key: Attempts, value: this.attempts },
+      { key: LastErrorClass, value: this.lastError!.class },
+    ]);
+    this.searchedClass = this.lastError!.class;
+  }
+
+  // the end
+
+  cancelled(): void {
+    this.shown.enter('cancelled', 'cancelled');
+    this.nextAttemptAt = null;
+    this.effects.upsert([
+      { key: DeliveryState, value: 'cancelled' },
+      { key: Attempts, value: this.attempts },
+    ]);
+  }
+
+  private finish(outcome: Outcome, reason: string): DeliveryResult {
+    this.shown.enter(outcome, `${outcome}: ${reason}`);
+    this.nextAttemptAt = null;
+    this.effects.upsert([{ key: DeliveryState, value: outcome }, { key: Attempts, value: this.attempts }, ...this.classChange()]);
+    const { delivery: d } = this;
+    return {
+      deliveryId: d.deliveryId,
+      messageId: d.messageId,
+      outcome,
+      attempts: this.attempts,
+      firstAttemptAt: iso(this.firstAttemptAt),
+      lastAttemptAt: iso(this.lastAttemptAt),
+      lastError: this.lastError,
+      reason,
+      ...(outcome !== 'delivered' && { message: d }),
+    };
+  }
+
+  /** LastErrorClass, when the last error's class is not what the UI's list says. */
+  private classChange() {
+    const cls = this.lastError?.class;
+    return cls !== undefined && cls !== this.searchedClass ? [{ key: LastErrorClass, value: cls }] : [];
+  }
+
+  /** Every state but `attempting` (too short-lived to be worth an event) is in the UI's list, updated when it changes. */
+  private setState(next: DeliveryStateName, words: string): void {
+    if (this.shown.enter(next, words) && next !== 'attempting') this.effects.upsert([{ key: DeliveryState, value: next }]);
+  }
+
+  /** Records an attempt in the log; when it ended. */
+  private recordAttempt(startedAt: number, result: { durationMs: number; code: string }, ok: boolean): number {
+    this.lastAttemptAt = this.now();
+    const started = new Date(startedAt).toISOString();
+    this.attemptLog.push({ attempt: this.attempts, startedAt: started, durationMs: Math.round(result.durationMs), code: result.code, ok });
+    if (this.attemptLog.length > ATTEMPT_LOG_SIZE) this.attemptLog.shift();
+    return this.lastAttemptAt;
+  }
+
+  private adopt(p: RetryProgress): void {
+    this.attempts = p.attempts;
+    this.previousDelay = p.previousDelay;
+    this.lastError = p.lastError;
+    this.lastAttemptAt = p.lastAttemptAt;
+    this.attemptLog.splice(0, this.attemptLog.length, ...p.attemptLog);
+    this.nextAttemptAt = p.nextAttemptAt;
+  }
+
+  /** "waiting 37 s after HTTP 503 — attempt 4 next, expires in 6 d 23 h" */
+  private waitingWords(delayMs: number, code: string, hinted: boolean): string {
+    return waitingSummary({ delayMs, code, nextAttempt: this.attempts + 1, expiresInMs: this.expiresInMs(), hinted });
+  }
+
+  private expiresInMs(): number | null {
+    if (this.firstAttemptAt === null) return null;
+    const at = expiresAt(this.delivery, this.firstAttemptAt + this.pausedMs);
+    return at === null ? null : at - this.now();
+  }
+}

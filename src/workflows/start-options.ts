@@ -1,0 +1,93 @@
+import type { SearchAttributePair } from '@temporalio/common';
+import { endpointWorkflowId } from '../delivery/ids';
+import { deliveryDetails, deliverySummary, humanDuration } from '../delivery/summary';
+import type { Delivery } from '../delivery/types';
+import { describePolicy } from '../policy/describe';
+import type { CommandSubscription } from '../subscription/types';
+import { Attempts, DeliveryKind, DeliveryState, Device, Endpoint, EndpointHealth, Tenant } from './definitions';
+
+/*
+ * How each workflow starts, whoever starts it: a delivery from Redeliver.submit and redrive (client.ts) or as
+ * a command's response (workflows/command-subscription.ts), a subscription from Subscriptions.start, an
+ * endpoint's workflow from a worker's report. One place, so that all are found and read alike in the UI.
+ */
+
+type Reuse = 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE';
+
+/** A delivery's facts in its memo: what the UI shows of it without the (possibly encrypted) input. */
+export function deliveryFacts(d: Delivery) {
+  return { messageId: d.messageId, kind: d.kind, qos: d.qos, tenant: d.tenant, device: d.device, endpoint: d.endpoint };
+}
+
+/** What operators filter the list by, from the start; the workflow keeps DeliveryState, Attempts and LastErrorClass current. */
+export function deliverySearchAttributes(d: Delivery): SearchAttributePair[] {
+  return [
+    { key: DeliveryKind, value: d.kind },
+    { key: DeliveryState, value: 'pending' },
+    { key: Endpoint, value: d.endpoint },
+    { key: Tenant, value: d.tenant },
+    { key: Device, value: d.device },
+    { key: Attempts, value: 0 },
+  ];
+}
+
+/**
+ * A delivery's id, reuse policy, title and details in the UI, and search attributes. `reuse`: REJECT_DUPLICATE
+ * keeps a finished delivery's id (resubmitting returns it instead of sending again); `note` follows the title.
+ */
+export function deliveryStartOptions(delivery: Delivery, reuse: Reuse, note?: string) {
+  return {
+    workflowId: delivery.deliveryId,
+    workflowIdReusePolicy: reuse,
+    staticSummary: deliverySummary(delivery) + (note ? ` (${note})` : ''),
+    staticDetails: deliveryDetails(delivery),
+    typedSearchAttributes: deliverySearchAttributes(delivery),
+  };
+}
+
+/** A subscription's facts in its memo. */
+export function subscriptionFacts(s: CommandSubscription) {
+  return { tenant: s.tenant, device: s.device, endpoint: s.endpoint, topic: s.broker.topic };
+}
+
+export function subscriptionSearchAttributes(s: CommandSubscription): SearchAttributePair[] {
+  return [
+    { key: Tenant, value: s.tenant },
+    { key: Device, value: s.device },
+    { key: Endpoint, value: s.endpoint },
+  ];
+}
+
+/** A stopped subscription can be started again under its id (ALLOW_DUPLICATE); a running one is not started twice. */
+export function subscriptionStartOptions(s: CommandSubscription) {
+  return {
+    workflowId: s.subscriptionId,
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE' as Reuse,
+    staticSummary: `command subscription ${s.tenant}/${s.device} ← ${s.endpoint} ${s.broker.topic}`,
+    staticDetails: subscriptionDetails(s),
+    typedSearchAttributes: subscriptionSearchAttributes(s),
+  };
+}
+
+function subscriptionDetails(s: CommandSubscription): string {
+  const { broker } = s;
+  const credential = broker.credential ? `, credential "${broker.credential}"` : '';
+  return [
+    `**broker** MQTT ${broker.protocolVersion} ${broker.url}, topic filter ${broker.topic}, client id ${broker.clientId}${credential}`,
+    `**callback** POST ${s.callback.url} (timeout ${humanDuration(s.callback.timeout)})`,
+    `**resubscribe** ${describePolicy(s.policy)}`,
+    `**downtime** a spell without a subscription longer than ${humanDuration(s.downtimeThresholdMs)}`,
+  ].join('\n\n');
+}
+
+/** An endpoint's workflow, started by the first report of any worker of `taskQueue` and kept healthy until told otherwise. */
+export function endpointStartOptions(endpoint: string, taskQueue: string) {
+  return {
+    workflowId: endpointWorkflowId(endpoint, taskQueue),
+    typedSearchAttributes: [
+      { key: Endpoint, value: endpoint },
+      { key: EndpointHealth, value: 'healthy' },
+    ],
+    staticSummary: `endpoint ${endpoint}: health, retry budget and downtime`,
+  };
+}
