@@ -18,7 +18,13 @@ export interface BenchServer {
 /** A dev server with file persistence (a fresh SQLite file per run) and a client on it. */
 export async function startBenchServer(port: number): Promise<BenchServer> {
   const dir = mkdtempSync(path.join(tmpdir(), 'redeliver-bench-'));
-  const server = await startDevServer({ port, uiPort: null, dbFile: path.join(dir, 'bench.db'), logFile: path.join(dir, 'temporal.log'), sqlitePragmas: BENCH_SQLITE_PRAGMAS });
+  const server = await startDevServer({
+    port,
+    uiPort: null,
+    dbFile: path.join(dir, 'bench.db'),
+    logFile: path.join(dir, 'temporal.log'),
+    sqlitePragmas: BENCH_SQLITE_PRAGMAS,
+  });
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   return {
@@ -52,9 +58,16 @@ export interface WorkerProcessOptions {
 }
 
 /** A redeliver or baseline worker in its own process (see worker-process.ts). */
-export async function startWorkerProcess(kind: 'redeliver' | 'baseline', address: string, taskQueue: string, options: WorkerProcessOptions = {}): Promise<WorkerProcess> {
+export async function startWorkerProcess(
+  kind: 'redeliver' | 'baseline',
+  address: string,
+  taskQueue: string,
+  options: WorkerProcessOptions = {},
+): Promise<WorkerProcess> {
   const flags = [...(options.retryBudget === false ? ['budget=off'] : []), ...(options.endpointHealth === false ? ['health=off'] : [])];
-  const child = fork(path.join(__dirname, 'worker-process.js'), [kind, address, taskQueue, ...flags], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(path.join(__dirname, 'worker-process.js'), [kind, address, taskQueue, ...flags], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   await new Promise<void>((resolve, reject) => {
     child.once('message', (m) => (m === 'ready' ? resolve() : reject(new Error(`unexpected ${String(m)}`))));
     child.once('exit', (code) => reject(new Error(`bench worker exited with ${code}`)));
@@ -77,7 +90,9 @@ export async function startWorkerProcess(kind: 'redeliver' | 'baseline', address
 /** Resident memory of a process by pid (Linux), in bytes; 0 where /proc is unavailable. */
 export function rssOf(pid: number | undefined): number {
   try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmRSS:'));
     return line ? Number(line.replace(/\D+/g, '')) * 1024 : 0;
   } catch {
     return 0;

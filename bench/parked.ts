@@ -27,8 +27,19 @@ export async function parkedCapacity(bench: BenchServer, sink: FlakyEndpoint, le
     for (const level of levels) {
       if (Date.now() > deadline) break;
       const started = Date.now();
-      await pool(Array.from({ length: level - parked }, (_, i) => parked + i), 64, (i) =>
-        redeliver.submit({ kind: 'event', tenant: 'bench', device: 'parked', messageId: `m${i}`, payload: { i }, target: `${sink.url}/parked?fail=9&status=503`, policy: { jitter: 'none', initial: '1h', min: '1h', max: '1h' } }),
+      await pool(
+        Array.from({ length: level - parked }, (_, i) => parked + i),
+        64,
+        (i) =>
+          redeliver.submit({
+            kind: 'event',
+            tenant: 'bench',
+            device: 'parked',
+            messageId: `m${i}`,
+            payload: { i },
+            target: `${sink.url}/parked?fail=9&status=503`,
+            policy: { jitter: 'none', initial: '1h', min: '1h', max: '1h' },
+          }),
       );
       const query = `TaskQueue = '${taskQueue}' AND DeliveryState = 'waiting'`;
       const reached = await waitForCount(bench.client, query, level, Math.max(60_000, deadline - Date.now())).then(
@@ -40,7 +51,12 @@ export async function parkedCapacity(bench: BenchServer, sink: FlakyEndpoint, le
       const previous = parked;
       parked = reached;
       const stats = await worker.stats();
-      rows.push({ parked, workerRssMb: mb(stats.rss), serverRssMb: mb(rssOf(bench.server.process.pid)), fillPerSecond: round((parked - previous) / fillSeconds, 1) });
+      rows.push({
+        parked,
+        workerRssMb: mb(stats.rss),
+        serverRssMb: mb(rssOf(bench.server.process.pid)),
+        fillPerSecond: round((parked - previous) / fillSeconds, 1),
+      });
       console.log(`  parked ${parked}: worker ${mb(stats.rss)} MB, server ${mb(rssOf(bench.server.process.pid))} MB`);
       if (reached < level) break;
     }

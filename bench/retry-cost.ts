@@ -25,17 +25,32 @@ export async function retryCost(bench: BenchServer, sink: FlakyEndpoint): Promis
   const target = `${sink.url}/cost?fail=${ATTEMPTS - 1}&status=503`;
   const redeliverQueue = `cost-r-${randomUUID().slice(0, 6)}`;
   const baselineQueue = `cost-b-${randomUUID().slice(0, 6)}`;
-  const workers = [await startWorkerProcess('redeliver', bench.server.address, redeliverQueue), await startWorkerProcess('baseline', bench.server.address, baselineQueue)];
+  const workers = [
+    await startWorkerProcess('redeliver', bench.server.address, redeliverQueue),
+    await startWorkerProcess('baseline', bench.server.address, baselineQueue),
+  ];
   try {
     const r = await new Redeliver(bench.client, { taskQueue: redeliverQueue }).submit({
-      kind: 'event', tenant: 'bench', device: 'cost', messageId: randomUUID(), payload: { n: 1 }, target,
+      kind: 'event',
+      tenant: 'bench',
+      device: 'cost',
+      messageId: randomUUID(),
+      payload: { n: 1 },
+      target,
       policy: { jitter: 'full', initial: WAIT_MS, min: WAIT_MS / 2, max: WAIT_MS * 2 },
     });
     const { attempts } = await r.result();
     rows.push(await measure(bench.client, 'redeliver', r.deliveryId, attempts));
-    for (const [system, workflowType] of [['native activity retry', 'nativeRetryDelivery'], ['workflow loop', 'loopDelivery']] as const) {
+    for (const [system, workflowType] of [
+      ['native activity retry', 'nativeRetryDelivery'],
+      ['workflow loop', 'loopDelivery'],
+    ] as const) {
       const id = `${system}/${randomUUID()}`;
-      const handle = await bench.client.workflow.start(workflowType, { taskQueue: baselineQueue, workflowId: id, args: [target, '{"n":1}', id, WAIT_MS] });
+      const handle = await bench.client.workflow.start(workflowType, {
+        taskQueue: baselineQueue,
+        workflowId: id,
+        args: [target, '{"n":1}', id, WAIT_MS],
+      });
       await handle.result();
       rows.push(await measure(bench.client, system, id));
     }
@@ -52,7 +67,12 @@ export async function retryCost(bench: BenchServer, sink: FlakyEndpoint): Promis
  * (for the planned time, or for the retry budget) included; its attempts come from the delivery's result.
  * For the baselines every execution is an attempt.
  */
-async function measure(client: Client, system: RetryCostRow['system'], workflowId: string, deliveryAttempts?: number): Promise<RetryCostRow> {
+async function measure(
+  client: Client,
+  system: RetryCostRow['system'],
+  workflowId: string,
+  deliveryAttempts?: number,
+): Promise<RetryCostRow> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   const events = history.events ?? [];
   const workflowTasks = events.filter((e) => e.workflowTaskCompletedEventAttributes).length;
@@ -78,8 +98,7 @@ async function measure(client: Client, system: RetryCostRow['system'], workflowI
 /** Event types in order, short (ActivityTaskScheduled, not EVENT_TYPE_ACTIVITY_TASK_SCHEDULED). */
 function eventNames(events: temporal.api.history.v1.IHistoryEvent[]): string[] {
   return events.map((e) =>
-    temporal.api.enums.v1.EventType[e.eventType ?? 0]!
-      .replace(/^EVENT_TYPE_/, '')
+    temporal.api.enums.v1.EventType[e.eventType ?? 0]!.replace(/^EVENT_TYPE_/, '')
       .toLowerCase()
       .replace(/(^|_)(\w)/g, (_, __: string, c: string) => c.toUpperCase()),
   );

@@ -44,20 +44,37 @@ export async function retryStorm(bench: BenchServer, sink: FlakyEndpoint, delive
     // every delivery starts at t0: submitting 1,000 takes ~20 s here, so t0 lies beyond that
     const t0 = Date.now() + 5_000 + deliveries * 30;
     try {
-      await pool(Array.from({ length: deliveries }, (_, i) => i), 64, async (i) => {
-        const delivery = redeliver.validate({ kind: 'event', tenant: 'bench', device: taskQueue, messageId: `m${i}`, payload: { i }, target: `${sink.url}${path}`, policy: { jitter } });
-        await bench.client.workflow.start('deliveryWorkflow', {
-          taskQueue,
-          workflowId: delivery.deliveryId,
-          args: [{ delivery }],
-          startDelay: Math.max(1, t0 - Date.now()),
-          typedSearchAttributes: [{ key: DeliveryState, value: 'pending' }],
-        });
-      });
+      await pool(
+        Array.from({ length: deliveries }, (_, i) => i),
+        64,
+        async (i) => {
+          const delivery = redeliver.validate({
+            kind: 'event',
+            tenant: 'bench',
+            device: taskQueue,
+            messageId: `m${i}`,
+            payload: { i },
+            target: `${sink.url}${path}`,
+            policy: { jitter },
+          });
+          await bench.client.workflow.start('deliveryWorkflow', {
+            taskQueue,
+            workflowId: delivery.deliveryId,
+            args: [{ delivery }],
+            startDelay: Math.max(1, t0 - Date.now()),
+            typedSearchAttributes: [{ key: DeliveryState, value: 'pending' }],
+          });
+        },
+      );
       await new Promise((r) => setTimeout(r, Math.max(0, t0 + downMs - Date.now())));
       const recovered = Date.now();
       sink.setDown(path, false);
-      const doneAt = await waitForCount(bench.client, `TaskQueue = '${taskQueue}' AND DeliveryState = 'delivered'`, deliveries, 30 * 60_000);
+      const doneAt = await waitForCount(
+        bench.client,
+        `TaskQueue = '${taskQueue}' AND DeliveryState = 'delivered'`,
+        deliveries,
+        30 * 60_000,
+      );
       const hits = sink.received.filter((r) => r.path === path);
       const lastSecond = Math.ceil((Math.max(...hits.map((h) => h.at)) - t0) / 1000);
       const perSecond = Array.from({ length: lastSecond + 1 }, () => 0);
@@ -74,7 +91,9 @@ export async function retryStorm(bench: BenchServer, sink: FlakyEndpoint, delive
         secondsUntilAllDelivered: round((doneAt - recovered) / 1000, 1),
         perSecond,
       });
-      console.log(`  storm ${jitter}, budget ${budget}: peak after recovery ${rows.at(-1)!.peakPerSecondAfterRecovery}/s, all delivered after ${rows.at(-1)!.secondsUntilAllDelivered} s`);
+      console.log(
+        `  storm ${jitter}, budget ${budget}: peak after recovery ${rows.at(-1)!.peakPerSecondAfterRecovery}/s, all delivered after ${rows.at(-1)!.secondsUntilAllDelivered} s`,
+      );
     } finally {
       await worker.stop();
     }

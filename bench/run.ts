@@ -18,8 +18,22 @@ import { throughput, type ThroughputRow } from './throughput';
 import { timerPrecision, type TimerPrecisionRow } from './timer-precision';
 
 const SIZES = {
-  full: { throughput: [1_000, 10_000], timers: [1, 100, 1_000], timerWindowMs: 30_000, storm: { deliveries: 1_000, downMs: 120_000 }, parked: [1_000, 10_000, 20_000, 40_000, 80_000], parkedBudgetMs: 8 * 60_000 },
-  quick: { throughput: [200, 1_000], timers: [1, 50, 200], timerWindowMs: 10_000, storm: { deliveries: 100, downMs: 20_000 }, parked: [500, 2_000], parkedBudgetMs: 60_000 },
+  full: {
+    throughput: [1_000, 10_000],
+    timers: [1, 100, 1_000],
+    timerWindowMs: 30_000,
+    storm: { deliveries: 1_000, downMs: 120_000 },
+    parked: [1_000, 10_000, 20_000, 40_000, 80_000],
+    parkedBudgetMs: 8 * 60_000,
+  },
+  quick: {
+    throughput: [200, 1_000],
+    timers: [1, 50, 200],
+    timerWindowMs: 10_000,
+    storm: { deliveries: 100, downMs: 20_000 },
+    parked: [500, 2_000],
+    parkedBudgetMs: 60_000,
+  },
 };
 
 interface Results {
@@ -36,7 +50,8 @@ interface Results {
 async function main(): Promise<void> {
   const mode = process.argv.includes('--quick') ? 'quick' : 'full';
   const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice(7) ?? process.argv[process.argv.indexOf('--only') + 1];
-  const only = process.argv.some((a) => a.startsWith('--only')) && onlyArg ? onlyArg.split(',') : ['throughput', 'cost', 'timers', 'storm', 'parked'];
+  const only =
+    process.argv.some((a) => a.startsWith('--only')) && onlyArg ? onlyArg.split(',') : ['throughput', 'cost', 'timers', 'storm', 'parked'];
   const sizes = SIZES[mode];
   const outDir = path.join(__dirname, '..', '..', 'bench', 'results', ...(mode === 'quick' ? ['quick'] : []));
   mkdirSync(outDir, { recursive: true });
@@ -45,7 +60,13 @@ async function main(): Promise<void> {
   const results: Results = {
     mode,
     date: new Date().toISOString(),
-    machine: { cpus: cpus().length, memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version, temporalCli: TEMPORAL_CLI_VERSION, sqlitePragmas: BENCH_SQLITE_PRAGMAS },
+    machine: {
+      cpus: cpus().length,
+      memoryGb: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      temporalCli: TEMPORAL_CLI_VERSION,
+      sqlitePragmas: BENCH_SQLITE_PRAGMAS,
+    },
   };
   // written after each benchmark, so that a later failure loses nothing measured
   const save = () => writeFileSync(path.join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
@@ -107,11 +128,31 @@ export function report(r: Results): string {
     const sizes = [...new Set(r.throughput.map((t) => t.deliveries))];
     parts.push(
       table(
-        ['deliveries', 'redeliver /s', 'baseline /s', 'ratio', 'redeliver CPU ms / delivery', 'baseline CPU ms / delivery', 'ratio', 'redeliver peak RSS MB', 'baseline peak RSS MB'],
+        [
+          'deliveries',
+          'redeliver /s',
+          'baseline /s',
+          'ratio',
+          'redeliver CPU ms / delivery',
+          'baseline CPU ms / delivery',
+          'ratio',
+          'redeliver peak RSS MB',
+          'baseline peak RSS MB',
+        ],
         sizes.map((n) => {
           const a = r.throughput!.find((t) => t.deliveries === n && t.system === 'redeliver')!;
           const b = r.throughput!.find((t) => t.deliveries === n && t.system === 'baseline')!;
-          return [n, a.perSecond, b.perSecond, x(a.perSecond, b.perSecond), a.workerCpuMsPerDelivery, b.workerCpuMsPerDelivery, x(a.workerCpuMsPerDelivery, b.workerCpuMsPerDelivery), a.workerPeakRssMb, b.workerPeakRssMb];
+          return [
+            n,
+            a.perSecond,
+            b.perSecond,
+            x(a.perSecond, b.perSecond),
+            a.workerCpuMsPerDelivery,
+            b.workerCpuMsPerDelivery,
+            x(a.workerCpuMsPerDelivery, b.workerCpuMsPerDelivery),
+            a.workerPeakRssMb,
+            b.workerPeakRssMb,
+          ];
         }),
       ),
       '',
@@ -124,7 +165,15 @@ export function report(r: Results): string {
     parts.push(
       table(
         ['system', 'attempts', 'activity executions', 'history events', 'events per retry', 'vs native', 'round trips per attempt'],
-        r.retryCost.map((c) => [c.system, c.attempts, c.activityExecutions, c.historyEvents, c.eventsPerRetry, x(c.historyEvents, native.historyEvents), c.roundTripsPerAttempt]),
+        r.retryCost.map((c) => [
+          c.system,
+          c.attempts,
+          c.activityExecutions,
+          c.historyEvents,
+          c.eventsPerRetry,
+          x(c.historyEvents, native.historyEvents),
+          c.roundTripsPerAttempt,
+        ]),
       ),
       '',
       "Target: jitter and live visibility at no more than 3 history events per retry on average. redeliver's retries are Temporal's own activity retries of one `retryDelivery` activity, which adds no event per retry; its attempts are the delivery's result, and its activity executions are the first `sendAttempt` plus every execution of `retryDelivery`, those that only wait (for the planned time, or for the retry budget) included: usually one more than the attempts, none more when attempt 2 is due by the time `retryDelivery` first starts. Round trips: each workflow task and each activity execution is a poll and a response.",
@@ -134,7 +183,15 @@ export function report(r: Results): string {
     parts.push('', '## 3. Timer precision: lateness of each retry against its planned time', '');
     parts.push(
       table(
-        ['waiting at once', 'activity start − planned p50 ms', 'p99 ms', 'max ms', 'retry at endpoint − planned p50 ms', 'p99 ms', 'max ms'],
+        [
+          'waiting at once',
+          'activity start − planned p50 ms',
+          'p99 ms',
+          'max ms',
+          'retry at endpoint − planned p50 ms',
+          'p99 ms',
+          'max ms',
+        ],
         r.timerPrecision.map((t) => [t.waiting, t.timerP50Ms, t.timerP99Ms, t.timerMaxMs, t.retryP50Ms, t.retryP99Ms, t.retryMaxMs]),
       ),
       '',
@@ -143,11 +200,31 @@ export function report(r: Results): string {
   }
   if (r.retryStorm) {
     const none = r.retryStorm.find((s) => s.jitter === 'none' && s.budget === 'off')!;
-    parts.push('', `## 4. Retry storm: ${r.retryStorm[0]!.deliveries} deliveries per run, endpoint down ${r.retryStorm[0]!.downSeconds} s, then up`, '');
+    parts.push(
+      '',
+      `## 4. Retry storm: ${r.retryStorm[0]!.deliveries} deliveries per run, endpoint down ${r.retryStorm[0]!.downSeconds} s, then up`,
+      '',
+    );
     parts.push(
       table(
-        ['jitter', 'retry budget', 'requests while down', 'peak req/s while down', 'peak req/s after recovery', 'vs none, budget off', 's until all delivered'],
-        r.retryStorm.map((s) => [s.jitter, s.budget, s.requestsWhileDown, s.peakPerSecondWhileDown, s.peakPerSecondAfterRecovery, x(s.peakPerSecondAfterRecovery, none.peakPerSecondAfterRecovery), s.secondsUntilAllDelivered]),
+        [
+          'jitter',
+          'retry budget',
+          'requests while down',
+          'peak req/s while down',
+          'peak req/s after recovery',
+          'vs none, budget off',
+          's until all delivered',
+        ],
+        r.retryStorm.map((s) => [
+          s.jitter,
+          s.budget,
+          s.requestsWhileDown,
+          s.peakPerSecondWhileDown,
+          s.peakPerSecondAfterRecovery,
+          x(s.peakPerSecondAfterRecovery, none.peakPerSecondAfterRecovery),
+          s.secondsUntilAllDelivered,
+        ]),
       ),
       '',
       'Each run in turn, on a fresh worker: every delivery starts at the same instant (a common start delay), the endpoint answers 503 until it recovers, then 202; the default policy otherwise (initial 200 ms, max 300 s, min 200 ms). Every jitter strategy runs without the per-endpoint retry budget, then `full` and `none` with the default budget (10 retries/s, burst 20; each run has one worker on a task queue of its own, so that worker has the whole budget). The budget bounds the retries while the endpoint is down to 10/s after the burst (first attempts are not held back), and a held-back retry waits for a reserved slot: after recovery the backlog drains at 10/s, so the peak after recovery is bounded, and the drain takes about (deliveries still waiting) ÷ 10 s — longer than without the budget once that exceeds the wait the backoff alone would leave. Plot: retry-storm.svg / .png (dashed: budget on).',
@@ -155,7 +232,12 @@ export function report(r: Results): string {
   }
   if (r.parked) {
     parts.push('', '## 5. Parked capacity: deliveries waiting at once', '');
-    parts.push(table(['waiting', 'worker RSS MB', 'dev server RSS MB', 'fill rate /s'], r.parked.map((p) => [p.parked, p.workerRssMb, p.serverRssMb, p.fillPerSecond])));
+    parts.push(
+      table(
+        ['waiting', 'worker RSS MB', 'dev server RSS MB', 'fill rate /s'],
+        r.parked.map((p) => [p.parked, p.workerRssMb, p.serverRssMb, p.fillPerSecond]),
+      ),
+    );
   }
   return `${parts.join('\n')}\n`;
 }
@@ -167,7 +249,9 @@ export async function writePlots(storm: StormRow[], outDir: string): Promise<voi
   const legendWidth = storm.reduce((w, s) => w + 58 + name(s).length * 7.2, 0);
   const svg = renderFigure({
     title: 'Retry storm: requests per second at the endpoint',
-    subtitle: [`${storm[0]!.deliveries} deliveries per run; the endpoint answers 503 for the first ${storm[0]!.downSeconds} s, then 202. Every delivery starts at 0 s.`],
+    subtitle: [
+      `${storm[0]!.deliveries} deliveries per run; the endpoint answers 503 for the first ${storm[0]!.downSeconds} s, then 202. Every delivery starts at 0 s.`,
+    ],
     panels: [
       {
         x: { label: 'seconds since every delivery started', includeZero: true },

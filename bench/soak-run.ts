@@ -64,7 +64,13 @@ const RETRY = { initial: '50ms', min: '20ms', max: '500ms' } as const;
  * and one in 50 cancelled right after submit (cancelled, or whatever it reached first).
  */
 function inputOf(i: number, url: string, seed: string): DeliveryInput {
-  const base = { tenant: 'soak', device: `device-${i % 97}`, messageId: `${seed}-${i}`, payload: { i }, target: { url: `${url}/soak`, timeout: ATTEMPT_TIMEOUT_MS } };
+  const base = {
+    tenant: 'soak',
+    device: `device-${i % 97}`,
+    messageId: `${seed}-${i}`,
+    payload: { i },
+    target: { url: `${url}/soak`, timeout: ATTEMPT_TIMEOUT_MS },
+  };
   if (i % 10 === 8) return { ...base, kind: 'telemetry', qos: 0 };
   if (i % 10 === 9) return { ...base, kind: 'telemetry', qos: 1, policy: { ...RETRY, maxAge: '1500ms' } };
   return { ...base, kind: 'event', policy: { ...RETRY, maxAttempts: 6 } };
@@ -87,9 +93,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       while (next < n) {
         const i = next++;
         handles[i] = await redeliver.submit(inputs[i]!);
-        if (cancels(i)) await handles[i].cancel().catch((err: unknown) => {
-          if (!(err instanceof DeliveryControlError)) throw err; // it had ended already: fine
-        });
+        if (cancels(i))
+          await handles[i].cancel().catch((err: unknown) => {
+            if (!(err instanceof DeliveryControlError)) throw err; // it had ended already: fine
+          });
       }
     }),
   );
@@ -145,12 +152,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const submittedIds = new Set(inputs.map((i) => i.messageId!));
   const byId = new Map<string, ReceivedRequest[]>();
   for (const r of receiver.requests.filter((r) => r.path === '/soak')) {
-    if (!r.messageId || !submittedIds.has(r.messageId)) problems.push(`the receiver got message id ${r.messageId}, which was never submitted`);
+    if (!r.messageId || !submittedIds.has(r.messageId))
+      problems.push(`the receiver got message id ${r.messageId}, which was never submitted`);
     else byId.set(r.messageId, [...(byId.get(r.messageId) ?? []), r]);
   }
   // the receiver took the message whenever it answered 2xx — even if the client had given up by then
   const held = (r: ReceivedRequest) => 'status' in r.reply && r.reply.status < 300;
-  const show = (r: ReceivedRequest) => `#${r.attempt}: ${'reset' in r.reply ? 'reset' : `${r.reply.status}${r.reply.delayMs ? ` after ${r.reply.delayMs} ms` : ''}`} → ${r.outcome}`;
+  const show = (r: ReceivedRequest) =>
+    `#${r.attempt}: ${'reset' in r.reply ? 'reset' : `${r.reply.status}${r.reply.delayMs ? ` after ${r.reply.delayMs} ms` : ''}`} → ${r.outcome}`;
   let duplicateIds = 0;
   let heldNotDelivered = 0;
   let attempts = 0;
@@ -162,7 +171,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const expected = Array.from({ length: result.attempts }, (_, a) => a + 1);
     // every attempt reached the receiver exactly once, in order, and no other (a cancelled delivery's last may not have)
     const wanted = result.outcome === 'cancelled' ? expected.slice(0, numbers.length) : expected;
-    if (JSON.stringify(numbers) !== JSON.stringify(wanted)) problems.push(`${id} (${result.outcome}, ${result.attempts} attempts): the receiver saw attempts ${JSON.stringify(numbers)}`);
+    if (JSON.stringify(numbers) !== JSON.stringify(wanted))
+      problems.push(`${id} (${result.outcome}, ${result.attempts} attempts): the receiver saw attempts ${JSON.stringify(numbers)}`);
     // delivered: the receiver holds it, from the attempt the workflow saw succeed
     const last = seen.find((r) => r.attempt === result.attempts);
     if (result.outcome === 'delivered' && !(last && held(last) && last.outcome === (last.reply as { status: number }).status)) {

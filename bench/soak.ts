@@ -56,7 +56,13 @@ async function main(): Promise<void> {
     const cpu = process.cpuUsage(cpuBefore);
     const result = {
       date: new Date().toISOString(),
-      machine: { cpus: cpus().length, memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version, temporalCli: TEMPORAL_CLI_VERSION, sqlitePragmas: BENCH_SQLITE_PRAGMAS },
+      machine: {
+        cpus: cpus().length,
+        memoryGb: Math.round(totalmem() / 2 ** 30),
+        node: process.version,
+        temporalCli: TEMPORAL_CLI_VERSION,
+        sqlitePragmas: BENCH_SQLITE_PRAGMAS,
+      },
       seed,
       ...report.figures,
       workerAndReceiverCpuSeconds: Math.round((cpu.user + cpu.system) / 1e5) / 10,
@@ -77,23 +83,41 @@ async function main(): Promise<void> {
   }
 }
 
-function markdown(r: { date: string; seed: string; deliveries: number; outcomes: Record<string, number>; attempts: number; requests: number; duplicateIds: number; heldNotDelivered: number; lateAnswers: number; seconds: { submit: number; total: number }; deliveriesPerSecond: number; wallSeconds: number; problems: string[] }): string {
-  const outcomes = Object.entries(r.outcomes).map(([o, n]) => `${o} ${n.toLocaleString('en')}`).join(', ');
-  return [
-    `# Soak (${r.date.slice(0, 10)}, seed ${r.seed})`,
-    '',
-    '| figure | value |',
-    '|---|---|',
-    `| deliveries | ${r.deliveries.toLocaleString('en')} |`,
-    `| outcomes | ${outcomes} |`,
-    `| attempts (requests at the receiver) | ${r.attempts.toLocaleString('en')} (${r.requests.toLocaleString('en')}) |`,
-    `| message ids the receiver took twice | ${r.duplicateIds.toLocaleString('en')} (each after a 2xx it answered too late, ${r.lateAnswers.toLocaleString('en')} in all) |`,
-    `| ids the receiver took, of deliveries that then ended unsuccessfully | ${r.heldNotDelivered.toLocaleString('en')} |`,
-    `| time: submitting / until the last ended | ${r.seconds.submit} s / ${r.seconds.total} s (${r.deliveriesPerSecond} deliveries/s) |`,
-    `| lost, invented or unexplained | ${r.problems.length === 0 ? 'none' : r.problems.length} |`,
-    '',
-    ...r.problems.map((p) => `- ${p}`),
-  ].join('\n') + '\n';
+function markdown(r: {
+  date: string;
+  seed: string;
+  deliveries: number;
+  outcomes: Record<string, number>;
+  attempts: number;
+  requests: number;
+  duplicateIds: number;
+  heldNotDelivered: number;
+  lateAnswers: number;
+  seconds: { submit: number; total: number };
+  deliveriesPerSecond: number;
+  wallSeconds: number;
+  problems: string[];
+}): string {
+  const outcomes = Object.entries(r.outcomes)
+    .map(([o, n]) => `${o} ${n.toLocaleString('en')}`)
+    .join(', ');
+  return (
+    [
+      `# Soak (${r.date.slice(0, 10)}, seed ${r.seed})`,
+      '',
+      '| figure | value |',
+      '|---|---|',
+      `| deliveries | ${r.deliveries.toLocaleString('en')} |`,
+      `| outcomes | ${outcomes} |`,
+      `| attempts (requests at the receiver) | ${r.attempts.toLocaleString('en')} (${r.requests.toLocaleString('en')}) |`,
+      `| message ids the receiver took twice | ${r.duplicateIds.toLocaleString('en')} (each after a 2xx it answered too late, ${r.lateAnswers.toLocaleString('en')} in all) |`,
+      `| ids the receiver took, of deliveries that then ended unsuccessfully | ${r.heldNotDelivered.toLocaleString('en')} |`,
+      `| time: submitting / until the last ended | ${r.seconds.submit} s / ${r.seconds.total} s (${r.deliveriesPerSecond} deliveries/s) |`,
+      `| lost, invented or unexplained | ${r.problems.length === 0 ? 'none' : r.problems.length} |`,
+      '',
+      ...r.problems.map((p) => `- ${p}`),
+    ].join('\n') + '\n'
+  );
 }
 
 main().catch((err) => {

@@ -28,9 +28,20 @@ export async function throughput(bench: BenchServer, sink: FlakyEndpoint, sizes:
       const redeliver = new Redeliver(bench.client, { taskQueue });
       await pool(ids, 64, async (id) => {
         if (system === 'redeliver') {
-          await redeliver.submit({ kind: 'event', tenant: 'bench', device: taskQueue, messageId: id, payload: { id }, target: `${sink.url}/tp` });
+          await redeliver.submit({
+            kind: 'event',
+            tenant: 'bench',
+            device: taskQueue,
+            messageId: id,
+            payload: { id },
+            target: `${sink.url}/tp`,
+          });
         } else {
-          await bench.client.workflow.start('bareDelivery', { taskQueue, workflowId: `${taskQueue}/${id}`, args: [`${sink.url}/tp`, JSON.stringify({ id }), id] });
+          await bench.client.workflow.start('bareDelivery', {
+            taskQueue,
+            workflowId: `${taskQueue}/${id}`,
+            args: [`${sink.url}/tp`, JSON.stringify({ id }), id],
+          });
         }
       });
       const finished = await waitForCount(bench.client, `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'`, n, 30 * 60_000);

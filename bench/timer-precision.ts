@@ -30,19 +30,31 @@ export interface TimerPrecisionRow {
  * per-endpoint retry budget: 1,000 wake-ups in 30 s are ~33/s to one endpoint, and the budget (10/s)
  * would hold some back on purpose; this measures the server's timing, not the budget.
  */
-export async function timerPrecision(bench: BenchServer, sink: FlakyEndpoint, counts: number[], windowMs = 30_000): Promise<TimerPrecisionRow[]> {
+export async function timerPrecision(
+  bench: BenchServer,
+  sink: FlakyEndpoint,
+  counts: number[],
+  windowMs = 30_000,
+): Promise<TimerPrecisionRow[]> {
   const rows: TimerPrecisionRow[] = [];
   for (const n of counts) {
     const taskQueue = `timer-${n}-${randomUUID().slice(0, 6)}`;
     const worker = await startWorkerProcess('redeliver', bench.server.address, taskQueue, { retryBudget: false });
     const redeliver = new Redeliver(bench.client, { taskQueue });
     const path = `/timer-${taskQueue}`;
-    const handles = await pool(Array.from({ length: n }, (_, i) => i), 64, (i) =>
-      redeliver.submit({
-        kind: 'event', tenant: 'bench', device: taskQueue, messageId: `m${i}`, payload: { i },
-        target: `${sink.url}${path}?fail=1&status=503`,
-        policy: { jitter: 'full', initial: windowMs, min: 1_000, max: windowMs },
-      }),
+    const handles = await pool(
+      Array.from({ length: n }, (_, i) => i),
+      64,
+      (i) =>
+        redeliver.submit({
+          kind: 'event',
+          tenant: 'bench',
+          device: taskQueue,
+          messageId: `m${i}`,
+          payload: { i },
+          target: `${sink.url}${path}?fail=1&status=503`,
+          policy: { jitter: 'full', initial: windowMs, min: 1_000, max: windowMs },
+        }),
     );
     await pool(handles, 64, (h) => h.result());
     await worker.stop();
@@ -53,19 +65,33 @@ export async function timerPrecision(bench: BenchServer, sink: FlakyEndpoint, co
       const { planned, started, runs } = await retryTiming(bench, h);
       executions.set(runs, (executions.get(runs) ?? 0) + 1);
       server.push(started - planned);
-      const arrival = sink.received.find((r) => r.path === path && r.messageId === h.workflow.workflowId.split('/').pop() && r.attempt === 2);
+      const arrival = sink.received.find(
+        (r) => r.path === path && r.messageId === h.workflow.workflowId.split('/').pop() && r.attempt === 2,
+      );
       if (arrival) retry.push(arrival.at - planned);
     });
     server.sort((a, b) => a - b);
     retry.sort((a, b) => a - b);
     rows.push({
       waiting: n,
-      timerP50Ms: quantile(server, 0.5), timerP99Ms: quantile(server, 0.99), timerMaxMs: server[server.length - 1]!,
-      retryP50Ms: quantile(retry, 0.5), retryP99Ms: quantile(retry, 0.99), retryMaxMs: retry[retry.length - 1]!,
+      timerP50Ms: quantile(server, 0.5),
+      timerP99Ms: quantile(server, 0.99),
+      timerMaxMs: server[server.length - 1]!,
+      retryP50Ms: quantile(retry, 0.5),
+      retryP99Ms: quantile(retry, 0.99),
+      retryMaxMs: retry[retry.length - 1]!,
     });
-    console.log(`  timer precision ${n}: activity start p99 ${round(quantile(server, 0.99), 0)} ms, retry at endpoint p99 ${round(quantile(retry, 0.99), 0)} ms`);
+    console.log(
+      `  timer precision ${n}: activity start p99 ${round(quantile(server, 0.99), 0)} ms, retry at endpoint p99 ${round(quantile(retry, 0.99), 0)} ms`,
+    );
     // 2 as planned (one execution waits, the next sends); 1: the first started after the planned time already (a busy server)
-    if (executions.size > 1 || !executions.has(2)) console.log(`  retryDelivery executions per delivery (executions: deliveries): ${[...executions].sort(([a], [b]) => a - b).map(([k, v]) => `${k}: ${v}`).join(', ')}`);
+    if (executions.size > 1 || !executions.has(2))
+      console.log(
+        `  retryDelivery executions per delivery (executions: deliveries): ${[...executions]
+          .sort(([a], [b]) => a - b)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join(', ')}`,
+      );
   }
   return rows;
 }
@@ -79,11 +105,20 @@ async function retryTiming(bench: BenchServer, h: DeliveryHandle): Promise<{ pla
   const events = (await h.workflow.fetchHistory()).events ?? [];
   const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'retryDelivery');
   if (!scheduled) throw new Error(`${h.deliveryId}: no retryDelivery activity`);
-  const startedEvent = [...events].reverse().find((e) => e.activityTaskStartedEventAttributes && Number(e.activityTaskStartedEventAttributes.scheduledEventId) === Number(scheduled.eventId));
+  const startedEvent = [...events]
+    .reverse()
+    .find(
+      (e) =>
+        e.activityTaskStartedEventAttributes && Number(e.activityTaskStartedEventAttributes.scheduledEventId) === Number(scheduled.eventId),
+    );
   if (!startedEvent) throw new Error(`${h.deliveryId}: retryDelivery never started`);
   const payloads = scheduled.activityTaskScheduledEventAttributes!.input?.payloads ?? [];
   const input = await decodeFromPayloadsAtIndex<RetryInput>(bench.client.options.loadedDataConverter, 0, payloads);
-  return { planned: input.progress.nextAttemptAt, started: ms(startedEvent.eventTime), runs: startedEvent.activityTaskStartedEventAttributes!.attempt ?? 0 };
+  return {
+    planned: input.progress.nextAttemptAt,
+    started: ms(startedEvent.eventTime),
+    runs: startedEvent.activityTaskStartedEventAttributes!.attempt ?? 0,
+  };
 }
 
 function ms(t: temporal.api.history.v1.IHistoryEvent['eventTime']): number {

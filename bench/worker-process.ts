@@ -15,7 +15,10 @@ async function main(): Promise<void> {
   if (!kind || !address || !taskQueue) throw new Error(usage);
   const unknown = flags.filter((f) => f !== 'budget=off' && f !== 'health=off');
   if (unknown.length > 0) throw new Error(`unknown flag ${unknown.join(' ')}; ${usage}`);
-  const off = { ...(flags.includes('budget=off') && { retryBudget: null }), ...(flags.includes('health=off') && { endpointHealth: false }) };
+  const off = {
+    ...(flags.includes('budget=off') && { retryBudget: null }),
+    ...(flags.includes('health=off') && { endpointHealth: false }),
+  };
   Runtime.install({ logger: new DefaultLogger('ERROR'), shutdownSignals: ['SIGTERM', 'SIGINT'] });
   const common = { maxConcurrentActivityTaskExecutions: 500, maxConcurrentWorkflowTaskExecutions: 200 };
   const worker =

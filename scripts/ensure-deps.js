@@ -43,7 +43,10 @@ if (missing.length > 0) {
   }
   console.error(`installing ${missing.join(', ')} with apt-get ...`);
   const aptGet = (...args) =>
-    execFileSync(root ? 'apt-get' : 'sudo', root ? args : ['apt-get', ...args], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    execFileSync(root ? 'apt-get' : 'sudo', root ? args : ['apt-get', ...args], {
+      stdio: 'inherit',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
   aptGet('update', '-qq');
   aptGet('install', '-y', '-qq', '--no-install-recommends', ...missing);
 }

@@ -20,7 +20,7 @@ import { AesGcmPayloadCodec, isEncryptedValue, type EncryptedValue } from './enc
 import { encryptingDataConverter, keylessDataConverter } from './encryption/data-converter';
 import type { KeyRing } from './encryption/keys';
 import { clientTracingInterceptor } from './telemetry/tracing';
-import { validateDeliveries, validateDelivery, type ValidateOptions } from './delivery/validate';
+import { validateDeliveries, validateDelivery, type ValidateOptions } from './validation/delivery';
 import { retryProgressOf } from './activities/progress';
 import type { RetryProgress } from './activities/retry';
 import { humanDuration, waitingSummary } from './delivery/summary';
@@ -85,7 +85,11 @@ export class Redeliver {
     // with keys configured, a client without them would store message bodies in plain text
     if (defaults.encryptionConfigured && !client.options.loadedDataConverter.payloadCodecs.some((c) => c instanceof AesGcmPayloadCodec)) {
       throw new ConfigError([
-        { variable: 'REDELIVER_ENCRYPTION_KEYS', message: 'is set, but this Client has no payload codec: create it with `dataConverter: encryptingDataConverter(keys)`, or use Redeliver.connect()' },
+        {
+          variable: 'REDELIVER_ENCRYPTION_KEYS',
+          message:
+            'is set, but this Client has no payload codec: create it with `dataConverter: encryptingDataConverter(keys)`, or use Redeliver.connect()',
+        },
       ]);
     }
   }
@@ -102,7 +106,10 @@ export class Redeliver {
     const taskQueue = options.taskQueue ?? settings.taskQueue;
     const keys = options.encryptionKeys === undefined ? settings.encryptionKeys : (options.encryptionKeys ?? undefined);
     const tracing = options.tracing ?? settings.tracing;
-    const connection = await Connection.connect({ ...settings.temporal.connectionOptions, ...(options.address && { address: options.address }) });
+    const connection = await Connection.connect({
+      ...settings.temporal.connectionOptions,
+      ...(options.address && { address: options.address }),
+    });
     const client = new Client({
       connection,
       namespace,
@@ -160,7 +167,11 @@ export class Redeliver {
       ...deliveryStartOptions(delivery, reuse, redriveOf ? 'redriven' : undefined),
       taskQueue: this.taskQueue,
       args: [{ delivery, ...(this.options.historyLimit && { historyLimit: this.options.historyLimit }) }],
-      memo: { fingerprint: fingerprintOf(delivery), delivery: deliveryFacts(delivery), ...(redrive && { redriveOf, redriveToken: redrive.token }) },
+      memo: {
+        fingerprint: fingerprintOf(delivery),
+        delivery: deliveryFacts(delivery),
+        ...(redrive && { redriveOf, redriveToken: redrive.token }),
+      },
       // a redrive's start is deduplicated by the server against the dead letter's run (see redriveRequestId)
       ...(redrive && { [InternalWorkflowStartOptionsSymbol]: { requestId: redriveRequestId(redrive.of) } }),
     });
@@ -229,7 +240,9 @@ export class Redeliver {
     return Promise.all(
       endpoints.map(async (e) => ({
         endpoint: e.endpoint,
-        report: await this.client.workflow.getHandle(endpointWorkflowId(e.endpoint, this.taskQueue)).query(endpointDowntimeQuery, options.since?.getTime(), Date.now()),
+        report: await this.client.workflow
+          .getHandle(endpointWorkflowId(e.endpoint, this.taskQueue))
+          .query(endpointDowntimeQuery, options.since?.getTime(), Date.now()),
       })),
     );
   }
@@ -240,7 +253,9 @@ export class Redeliver {
   }
 
   /** Dead letters (rejected, expired, exhausted, dropped) matching a filter. */
-  deadLetters(filter: Omit<DeliveryFilter, 'state'> & { state?: DeadLetterState | DeadLetterState[] } = {}): AsyncIterable<DeliverySummary> {
+  deadLetters(
+    filter: Omit<DeliveryFilter, 'state'> & { state?: DeadLetterState | DeadLetterState[] } = {},
+  ): AsyncIterable<DeliverySummary> {
     return this.list({ ...filter, state: filter.state ?? [...DEAD_LETTER_STATES] });
   }
 
@@ -347,7 +362,8 @@ export class DeliveryHandle {
       const status = await this.workflow.query(statusQuery);
       if (isEncryptedValue(status)) return encryptedStatus(this.deliveryId, description, status);
       // while Temporal retries the delivery, its progress is in the retrying activity, not the workflow
-      const progress = status.state === 'waiting' ? await retryProgressOf(this.workflow.client.options.loadedDataConverter, description) : null;
+      const progress =
+        status.state === 'waiting' ? await retryProgressOf(this.workflow.client.options.loadedDataConverter, description) : null;
       return progress && progress.attempts >= status.attempts ? withProgress(status, progress) : status;
     }
     // a closed delivery: its result says it all (no worker needed)
@@ -436,7 +452,7 @@ export class DeliveryHandle {
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
         // the update's validator refused: its failure's type is the kind (workflows/delivery-state.ts)
-        const kind: RefusalKind = refusalKindOf(err.cause instanceof ApplicationFailure ? err.cause.type ?? undefined : undefined);
+        const kind: RefusalKind = refusalKindOf(err.cause instanceof ApplicationFailure ? (err.cause.type ?? undefined) : undefined);
         throw new DeliveryControlError(this.deliveryId, kind, err.cause?.message ?? err.message);
       }
       const description = await this.workflow.describe().catch(() => undefined);
@@ -521,16 +537,43 @@ function inTheClear(deliveryId: string, description: WorkflowExecutionDescriptio
   const words =
     `${state}${errorClass ? ` (last error class: ${errorClass})` : ''}; its message, target, times and errors are encrypted with key ` +
     `${$encrypted.keyId ?? '(none named)'}, and this process has no REDELIVER_ENCRYPTION_KEYS to read them`;
-  return { ...id, state, attempts: sa.get(Attempts) ?? 0, kind: sa.get(DeliveryKind), endpoint: sa.get(Endpoint) ?? '', words, encrypted: $encrypted };
+  return {
+    ...id,
+    state,
+    attempts: sa.get(Attempts) ?? 0,
+    kind: sa.get(DeliveryKind),
+    endpoint: sa.get(Endpoint) ?? '',
+    words,
+    encrypted: $encrypted,
+  };
 }
 
 /** A delivery's status from what visibility keeps in the clear: for when neither its workflow nor its payloads can answer. */
-function visibleStatus(deliveryId: string, description: WorkflowExecutionDescription, summary: string, encrypted?: EncryptedValue): DeliveryStatus {
+function visibleStatus(
+  deliveryId: string,
+  description: WorkflowExecutionDescription,
+  summary: string,
+  encrypted?: EncryptedValue,
+): DeliveryStatus {
   const d = inTheClear(deliveryId, description, encrypted ?? { $encrypted: { keyId: null } });
   return {
-    deliveryId, messageId: d.messageId, kind: d.kind as DeliveryStatus['kind'], qos: null, tenant: d.tenant, device: d.device, endpoint: d.endpoint,
-    state: d.state, attempts: d.attempts, firstAttemptAt: null, lastAttemptAt: null, nextAttemptAt: null, lastError: null, attemptLog: [],
-    summary, pause: null, ...(encrypted && { encrypted: d.encrypted }),
+    deliveryId,
+    messageId: d.messageId,
+    kind: d.kind as DeliveryStatus['kind'],
+    qos: null,
+    tenant: d.tenant,
+    device: d.device,
+    endpoint: d.endpoint,
+    state: d.state,
+    attempts: d.attempts,
+    firstAttemptAt: null,
+    lastAttemptAt: null,
+    nextAttemptAt: null,
+    lastError: null,
+    attemptLog: [],
+    summary,
+    pause: null,
+    ...(encrypted && { encrypted: d.encrypted }),
   };
 }
 
@@ -541,8 +584,15 @@ function encryptedStatus(deliveryId: string, description: WorkflowExecutionDescr
 function encryptedResult(deliveryId: string, description: WorkflowExecutionDescription, value: EncryptedValue): DeliveryResult {
   const d = inTheClear(deliveryId, description, value);
   return {
-    deliveryId, messageId: d.messageId, outcome: d.state as DeliveryResult['outcome'], attempts: d.attempts,
-    firstAttemptAt: null, lastAttemptAt: null, lastError: null, reason: d.words, encrypted: d.encrypted,
+    deliveryId,
+    messageId: d.messageId,
+    outcome: d.state as DeliveryResult['outcome'],
+    attempts: d.attempts,
+    firstAttemptAt: null,
+    lastAttemptAt: null,
+    lastError: null,
+    reason: d.words,
+    encrypted: d.encrypted,
   };
 }
 

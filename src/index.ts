@@ -48,7 +48,7 @@ export type {
 } from './delivery/types';
 export { deliveryIdOf } from './delivery/ids';
 export { DEAD_LETTER_STATES, type DeadLetterState, type DeliveryFilter } from './delivery/filter';
-export type { ValidateOptions } from './delivery/validate';
+export type { ValidateOptions } from './validation/delivery';
 export type { BackoffPolicy, BackoffPolicyInput, Jitter } from './policy/types';
 export type { ClassOverrides, ErrorClass, Verdict } from './classify/types';
 export type { EndpointDowntimeReport, EndpointStatus, TimelineBucket } from './endpoints/types';

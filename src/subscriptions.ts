@@ -17,7 +17,7 @@ import {
   type SubscriptionResult,
   type SubscriptionStatus,
 } from './subscription/types';
-import { validateSubscription } from './subscription/validate';
+import { validateSubscription } from './validation/subscription';
 import type { commandSubscriptionWorkflow } from './workflows/command-subscription';
 import { Device, Endpoint, Tenant, stopSubscriptionUpdate, subscriptionStatusQuery } from './workflows/definitions';
 import { subscriptionFacts, subscriptionStartOptions } from './workflows/start-options';

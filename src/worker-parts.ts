@@ -1,5 +1,5 @@
 import type { Worker } from '@temporalio/worker';
-import type { EndpointReporter } from './endpoints/reporter';
+import type { EndpointReporter } from './activities/endpoint-reporter';
 import type { MqttPool } from './transports/mqtt';
 
 /**

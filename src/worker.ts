@@ -11,7 +11,7 @@ import { runtimeSettingsFromEnv, workerSettingsFromEnv, type RuntimeSettings, ty
 import { encryptingDataConverter } from './encryption/data-converter';
 import type { KeyRing } from './encryption/keys';
 import { RetryBudget, type RetryBudgetOptions } from './endpoints/budget';
-import { EndpointReporter } from './endpoints/reporter';
+import { EndpointReporter } from './activities/endpoint-reporter';
 import { tracingFor, workerTracingOptions, type Tracing } from './telemetry/tracing';
 import { AddressGuard } from './transports/address-guard';
 import { createHttpAgent } from './transports/http';
@@ -95,7 +95,8 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   // MQTT brokers go through the same SSRF guard; credentials come from the environment checked above (README, "MQTT credentials")
   const mqtt = createMqttPool({ allow: guard, credentials: options.mqttCredentials ?? credentialsFromEnvironment(env) });
   const connection =
-    options.connection ?? (await NativeConnection.connect({ ...settings.temporal.connectionOptions, ...(options.address && { address: options.address }) }));
+    options.connection ??
+    (await NativeConnection.connect({ ...settings.temporal.connectionOptions, ...(options.address && { address: options.address }) }));
   const namespace = options.namespace ?? settings.temporal.namespace;
   const taskQueue = options.taskQueue ?? settings.taskQueue;
   const dataConverter = keys && encryptingDataConverter(keys);

@@ -61,7 +61,7 @@ export function mqttPublishOf(delivery: Delivery, target: MqttTarget, attempt: n
 /** What one attempt came to: success, or a failure with its classification. */
 export type AttemptResult = ({ ok: true } & AttemptSuccess) | ({ ok: false } & AttemptFailureDetails);
 
-/** Hears of every attempt sent: endpoint health (endpoints/reporter.ts), and tests that follow attempts in server time. */
+/** Hears of every attempt sent: endpoint health (activities/endpoint-reporter.ts), and tests that follow attempts in server time. */
 export interface AttemptListener {
   attempted(endpoint: string, outcome: AttemptOutcome, attempt: { deliveryId: string; attempt: number; startedAt: number }): void;
 }
@@ -99,7 +99,11 @@ export function createAttempt(deps: DeliverDeps) {
   // made on first use when the worker passed none: a worker that never sees an MQTT target opens nothing
   let pool = deps.mqtt;
   const mqtt = () => (pool ??= createMqttPool());
-  return async function attempt(delivery: Delivery, attempt: number, clock: () => number = deps.now ?? activityClock()): Promise<AttemptResult> {
+  return async function attempt(
+    delivery: Delivery,
+    attempt: number,
+    clock: () => number = deps.now ?? activityClock(),
+  ): Promise<AttemptResult> {
     const startedAt = clock();
     const cancelled = cancellationSignal();
     const target = delivery.target;
@@ -109,7 +113,11 @@ export function createAttempt(deps: DeliverDeps) {
     if (cancelled?.aborted) throw handedBack(cancelled.reason, durationMs);
     const at = clock();
     const c = classify(outcome, delivery.overrides, at);
-    deps.listener?.attempted(delivery.endpoint, { at, ok: c.class === 'success', class: c.class, code: c.code }, { deliveryId: delivery.deliveryId, attempt, startedAt });
+    deps.listener?.attempted(
+      delivery.endpoint,
+      { at, ok: c.class === 'success', class: c.class, code: c.code },
+      { deliveryId: delivery.deliveryId, attempt, startedAt },
+    );
     if (c.class === 'success') return { ok: true, code: c.code, reason: c.reason, durationMs };
     return { ok: false, ...c, durationMs };
   };
@@ -158,7 +166,8 @@ function cancellationSignal(): AbortSignal | undefined {
  * backoff instead of waiting for the attempt to time out. Any other cancellation stays a cancellation.
  */
 function handedBack(reason: unknown, durationMs: number): Error {
-  if (!(reason instanceof CancelledFailure) || reason.message !== 'WORKER_SHUTDOWN') return reason instanceof Error ? reason : new CancelledFailure(String(reason));
+  if (!(reason instanceof CancelledFailure) || reason.message !== 'WORKER_SHUTDOWN')
+    return reason instanceof Error ? reason : new CancelledFailure(String(reason));
   const details: AttemptFailureDetails = {
     class: 'connection',
     retryable: true,

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Dispatcher } from 'undici';
 import type { RetryBudget } from '../endpoints/budget';
-import type { EndpointReporter } from '../endpoints/reporter';
+import type { EndpointReporter } from './endpoint-reporter';
 import { createMqttPool, type MqttPool } from '../transports/mqtt';
 import { createAttempt, createDeliverActivities, type AttemptListener } from './deliver';
 import { createProgressActivities } from './progress';
@@ -22,7 +22,7 @@ export interface ActivityDeps {
   mqtt?: MqttPool;
   /** The worker's per-endpoint retry budget; none: retries are not held back. */
   budget?: RetryBudget | null;
-  /** Hears of every attempt and tells each endpoint's share of the budget (endpoints/reporter.ts). */
+  /** Hears of every attempt and tells each endpoint's share of the budget (activities/endpoint-reporter.ts). */
   reporter?: EndpointReporter | null;
   /** Hears of every attempt; default the reporter. */
   listener?: AttemptListener;
@@ -46,7 +46,10 @@ export function createActivities(deps: ActivityDeps) {
       attempt: createAttempt(attemptDeps),
       ...(checkSubmission && { checkSubmission }),
       budget: deps.budget ?? null,
-      ...(reporter && { share: (endpoint: string) => reporter.share(endpoint), heldBack: (endpoint: string) => reporter.heldBack(endpoint) }),
+      ...(reporter && {
+        share: (endpoint: string) => reporter.share(endpoint),
+        heldBack: (endpoint: string) => reporter.heldBack(endpoint),
+      }),
     }),
     ...createProgressActivities(deps.client ?? null),
     ...createSubscriptionActivities({ ...deps, mqtt }),

@@ -17,7 +17,10 @@ export async function readRetryProgress(client: Client, workflowId: string): Pro
 }
 
 /** The retrying activity's progress in a description of its workflow; null when it is not retrying. */
-export async function retryProgressOf(converter: LoadedDataConverter, description: WorkflowExecutionDescription): Promise<RetryProgress | null> {
+export async function retryProgressOf(
+  converter: LoadedDataConverter,
+  description: WorkflowExecutionDescription,
+): Promise<RetryProgress | null> {
   const pending = description.raw.pendingActivities?.find((a) => a.activityType?.name === RETRY_ACTIVITY);
   if (!pending?.heartbeatDetails?.payloads?.length) return null;
   return decodeFromPayloadsAtIndex<RetryProgress>(converter, 0, pending.heartbeatDetails.payloads);

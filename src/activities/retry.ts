@@ -103,13 +103,24 @@ export function createRetryActivities(deps: RetryDeps) {
         progress.lastAttemptAt = ended;
         progress.attemptLog = [
           ...progress.attemptLog,
-          { attempt: progress.attempts, startedAt: new Date(startedAt).toISOString(), durationMs: Math.round(result.durationMs), code: result.code, ok: result.ok },
+          {
+            attempt: progress.attempts,
+            startedAt: new Date(startedAt).toISOString(),
+            durationMs: Math.round(result.durationMs),
+            code: result.code,
+            ok: result.ok,
+          },
         ].slice(-ATTEMPT_LOG_SIZE);
         if (result.ok) return { end: 'delivered', progress, code: result.code, reason: result.reason };
 
         progress.lastError = attemptError(result, progress.attempts, ended);
         if (!result.retryable) return { end: 'rejected', progress, reason: result.reason };
-        const decision = nextDelay(delivery.policy, { attempts: progress.attempts, previousDelay: progress.previousDelay, firstAttemptAt: agedFrom, now: ended }, random, result.retryAfterMs);
+        const decision = nextDelay(
+          delivery.policy,
+          { attempts: progress.attempts, previousDelay: progress.previousDelay, firstAttemptAt: agedFrom, now: ended },
+          random,
+          result.retryAfterMs,
+        );
         if (!decision.retry) return { end: decision.outcome, progress, reason: `${decision.reason}; last error: ${result.reason}` };
 
         progress.previousDelay = decision.delay;
@@ -129,9 +140,14 @@ export function createRetryActivities(deps: RetryDeps) {
         progress.inFlight = null;
         return concluded(lost.startedAt, t, lostAttempt(t - lost.startedAt));
       }
-      if (progress.nextAttemptAt - t > ON_TIME_MS) throw waiting(progress.nextAttemptAt - t, `waiting for attempt ${progress.attempts + 1}`, progress);
+      if (progress.nextAttemptAt - t > ON_TIME_MS)
+        throw waiting(progress.nextAttemptAt - t, `waiting for attempt ${progress.attempts + 1}`, progress);
       if (expiry !== null && t >= expiry) {
-        return { end: 'expired', progress, reason: `attempt ${progress.attempts + 1} could not start before the delivery's ${expiryName(delivery, expiry)} (last error: ${progress.lastError.reason})` };
+        return {
+          end: 'expired',
+          progress,
+          reason: `attempt ${progress.attempts + 1} could not start before the delivery's ${expiryName(delivery, expiry)} (last error: ${progress.lastError.reason})`,
+        };
       }
 
       if (deps.budget && !(firstRun && input.skipBudget)) {
@@ -145,7 +161,11 @@ export function createRetryActivities(deps: RetryDeps) {
           progress.heldBack++;
           // no slot before the delivery expires: it ends now rather than sleep in vain (the slot stays free)
           if (expiry !== null && admitted.at >= expiry) {
-            return { end: 'expired', progress, reason: `the retry budget of ${delivery.endpoint} has no slot for attempt ${progress.attempts + 1} before the delivery's ${expiryName(delivery, expiry)} (last error: ${progress.lastError.reason})` };
+            return {
+              end: 'expired',
+              progress,
+              reason: `the retry budget of ${delivery.endpoint} has no slot for attempt ${progress.attempts + 1} before the delivery's ${expiryName(delivery, expiry)} (last error: ${progress.lastError.reason})`,
+            };
           }
           progress.reservedAt = admitted.at;
           progress.nextAttemptAt = admitted.at;

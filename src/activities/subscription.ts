@@ -6,7 +6,7 @@ import type { Delivery } from '../delivery/types';
 import { InvalidInputError } from '../errors';
 import { commandStatusOf, parseCommandTopic } from '../subscription/command';
 import type { CommandSubscription, ReceivedCommand } from '../subscription/types';
-import { responseDelivery } from '../subscription/validate';
+import { responseDelivery } from '../validation/subscription';
 import { attemptDeadline } from '../transports/deadline';
 import { outcomeOfError as httpOutcome } from '../transports/http';
 import type { MqttClient } from 'mqtt';
@@ -67,7 +67,10 @@ export function brokerEndpoint(sub: CommandSubscription): MqttEndpoint {
 }
 
 /** The message id a command carries to the callback: its request id, else its number in the subscription. */
-export function commandMessageId(sub: Pick<CommandSubscription, 'subscriptionId'>, command: Pick<ReceivedCommand, 'requestId' | 'seq'>): string {
+export function commandMessageId(
+  sub: Pick<CommandSubscription, 'subscriptionId'>,
+  command: Pick<ReceivedCommand, 'requestId' | 'seq'>,
+): string {
   return command.requestId ?? `${sub.subscriptionId}#${command.seq}`;
 }
 
@@ -113,7 +116,12 @@ export function createSubscriptionActivities(deps: { http: Dispatcher; mqtt: Mqt
         const payload = command.encoding === 'base64' ? Buffer.from(command.payload, 'base64') : command.payload;
         answer = await deadline.race(postCommand(sub.callback.url, headers, payload, deps.http, deadline.signal));
         const { status, body } = answer;
-        outcome = { kind: 'http', status, headers: answer.headers, ...(status >= 400 && body && { detail: body.slice(0, ERROR_DETAIL_BYTES) }) };
+        outcome = {
+          kind: 'http',
+          status,
+          headers: answer.headers,
+          ...(status >= 400 && body && { detail: body.slice(0, ERROR_DETAIL_BYTES) }),
+        };
       } catch (err) {
         outcome = httpOutcome(err, sub.callback.timeout, deadline.signal.aborted);
       } finally {
@@ -127,10 +135,23 @@ export function createSubscriptionActivities(deps: { http: Dispatcher; mqtt: Mqt
         const status = commandStatusOf(answer.headers['command-status']) ?? answer.status;
         const contentType = answer.headers['content-type'];
         try {
-          response = responseDelivery(sub, { requestId: command.requestId, status, payload: answer.body, contentType: Array.isArray(contentType) ? contentType[0] : contentType });
+          response = responseDelivery(sub, {
+            requestId: command.requestId,
+            status,
+            payload: answer.body,
+            contentType: Array.isArray(contentType) ? contentType[0] : contentType,
+          });
         } catch (err) {
           if (!(err instanceof InvalidInputError)) throw err;
-          throw failureOf({ class: 'client', retryable: false, code: 'invalid-response', reason: `the callback's answer cannot go out as the command's response: ${err.problems.map((p) => `${p.field} ${p.message}`).join('; ')}` }, durationMs);
+          throw failureOf(
+            {
+              class: 'client',
+              retryable: false,
+              code: 'invalid-response',
+              reason: `the callback's answer cannot go out as the command's response: ${err.problems.map((p) => `${p.field} ${p.message}`).join('; ')}`,
+            },
+            durationMs,
+          );
         }
       }
       return { code: c.code, reason: c.reason, durationMs, httpStatus: answer.status, response };
@@ -142,7 +163,12 @@ export function createSubscriptionActivities(deps: { http: Dispatcher; mqtt: Mqt
      */
     async releaseSubscription(sub: CommandSubscription): Promise<void> {
       const started = performance.now();
-      const connected = await deps.mqtt.connectDedicated(brokerEndpoint(sub), { clientId: sub.broker.clientId, clean: true, sessionExpirySeconds: 0, timeoutMs: sub.broker.timeout });
+      const connected = await deps.mqtt.connectDedicated(brokerEndpoint(sub), {
+        clientId: sub.broker.clientId,
+        clean: true,
+        sessionExpirySeconds: 0,
+        timeoutMs: sub.broker.timeout,
+      });
       if (!connected.ok) throw failureOf(classify(connected.outcome), performance.now() - started);
       await new Promise<void>((resolve) => connected.client.end(false, {}, () => resolve()));
     },
@@ -216,7 +242,13 @@ async function hold(mqtt: MqttPool, sub: CommandSubscription, options: HoldOptio
     client.on('packetreceive', (packet) => {
       if (packet.cmd !== 'disconnect') return;
       const props = packet.properties;
-      ending = { kind: 'mqtt5', packet: 'disconnect', reasonCode: packet.reasonCode ?? 0, ...(props?.reasonString && { reasonString: props.reasonString }), ...(props?.serverReference && { serverReference: props.serverReference }) };
+      ending = {
+        kind: 'mqtt5',
+        packet: 'disconnect',
+        reasonCode: packet.reasonCode ?? 0,
+        ...(props?.reasonString && { reasonString: props.reasonString }),
+        ...(props?.serverReference && { serverReference: props.serverReference }),
+      };
     });
     client.on('error', (err) => {
       ending ??= mqttOutcome(err, v5, 'disconnect', 0);
@@ -235,7 +267,9 @@ async function hold(mqtt: MqttPool, sub: CommandSubscription, options: HoldOptio
       if (err) return lost(classify(mqttOutcome(err, v5, 'suback', sub.broker.timeout)));
       subscribedAt = Date.now();
       ctx.heartbeat({ at: subscribedAt, subscribedAt } satisfies HoldHeartbeat);
-      workflow.signal(subscribedSignal, { hold: options.hold, at: subscribedAt }).catch((e: unknown) => lost(internal(`could not tell the workflow: ${(e as Error).message}`)));
+      workflow
+        .signal(subscribedSignal, { hold: options.hold, at: subscribedAt })
+        .catch((e: unknown) => lost(internal(`could not tell the workflow: ${(e as Error).message}`)));
     });
 
     const beat = setInterval(() => ctx.heartbeat({ at: Date.now(), subscribedAt } satisfies HoldHeartbeat), HEARTBEAT_MS);
@@ -278,12 +312,22 @@ function invalidCommand(command: ReceivedCommand, problems: string): Classificat
 
 function failureOf(c: Classification, durationMs: number): ApplicationFailure {
   const details: AttemptFailureDetails = { ...c, durationMs };
-  return ApplicationFailure.create({ type: c.class === 'success' ? FAILURE_TYPES.server : FAILURE_TYPES[c.class], message: c.reason, nonRetryable: !c.retryable, details: [details] });
+  return ApplicationFailure.create({
+    type: c.class === 'success' ? FAILURE_TYPES.server : FAILURE_TYPES[c.class],
+    message: c.reason,
+    nonRetryable: !c.retryable,
+    details: [details],
+  });
 }
 
 function holdFailure(c: Classification, started: number, subscribedAt: number | null): ApplicationFailure {
   const details: HoldFailureDetails = { ...c, durationMs: performance.now() - started, lostAt: Date.now(), subscribedAt };
-  return ApplicationFailure.create({ type: c.class === 'success' ? FAILURE_TYPES.server : FAILURE_TYPES[c.class], message: c.reason, nonRetryable: !c.retryable, details: [details] });
+  return ApplicationFailure.create({
+    type: c.class === 'success' ? FAILURE_TYPES.server : FAILURE_TYPES[c.class],
+    message: c.reason,
+    nonRetryable: !c.retryable,
+    details: [details],
+  });
 }
 
 function internal(reason: string): Classification {
@@ -295,12 +339,28 @@ function internal(reason: string): Classification {
  * after the backoff), not the workflow's cancellation. Any other cancellation stays one.
  */
 function handedBack(reason: unknown, started: number, subscribedAt: number | null): Error {
-  if (!(reason instanceof CancelledFailure) || reason.message !== 'WORKER_SHUTDOWN') return reason instanceof Error ? reason : new CancelledFailure(String(reason));
-  return holdFailure({ class: 'connection', retryable: true, code: 'worker-shutdown', reason: 'the worker holding the subscription shut down; it is resubscribed' }, started, subscribedAt);
+  if (!(reason instanceof CancelledFailure) || reason.message !== 'WORKER_SHUTDOWN')
+    return reason instanceof Error ? reason : new CancelledFailure(String(reason));
+  return holdFailure(
+    {
+      class: 'connection',
+      retryable: true,
+      code: 'worker-shutdown',
+      reason: 'the worker holding the subscription shut down; it is resubscribed',
+    },
+    started,
+    subscribedAt,
+  );
 }
 
 /** One POST of a command to the callback, and its answer (the body up to one byte over the limit). */
-async function postCommand(url: string, headers: Record<string, string>, body: string | Buffer, dispatcher: Dispatcher, signal: AbortSignal) {
+async function postCommand(
+  url: string,
+  headers: Record<string, string>,
+  body: string | Buffer,
+  dispatcher: Dispatcher,
+  signal: AbortSignal,
+) {
   const res = await request(url, { method: 'POST', headers, body, dispatcher, signal });
   return { body: await readUpTo(res.body, MAX_RESPONSE_BYTES + 1), headers: res.headers, status: res.statusCode };
 }

@@ -78,7 +78,8 @@ function match(outcome: TransportOutcome, now: number): Match {
       const packet = outcome.packet.toUpperCase();
       // below 0x80 is success, but only a PUBACK acknowledges a message (and a SUBACK a subscription):
       // elsewhere the attempt just ended
-      if (outcome.reasonCode < 0x80 && outcome.packet !== 'puback' && outcome.packet !== 'suback') return { code: 'mqtt-closed', row: row('mqtt-closed'), notes: [`${packet} ${hex}`] };
+      if (outcome.reasonCode < 0x80 && outcome.packet !== 'puback' && outcome.packet !== 'suback')
+        return { code: 'mqtt-closed', row: row('mqtt-closed'), notes: [`${packet} ${hex}`] };
       const code = `mqtt-${hex}`;
       const family = outcome.reasonCode < 0x80 ? MQTT5_FAMILY_WHEN.success : MQTT5_FAMILY_WHEN.failure;
       return {
@@ -118,7 +119,11 @@ function match(outcome: TransportOutcome, now: number): Match {
         notes: [outcome.host === outcome.address ? undefined : said('', `${outcome.host} resolves to it`)],
       };
     case 'unbound-secret':
-      return { code: 'secret-not-bound', row: row('secret-not-bound'), vars: { secret: outcome.secret, target: outcome.target, hint: outcome.hint } };
+      return {
+        code: 'secret-not-bound',
+        row: row('secret-not-bound'),
+        vars: { secret: outcome.secret, target: outcome.target, hint: outcome.hint },
+      };
   }
 }
 
@@ -126,7 +131,14 @@ function matchHttp(status: number, headers: Record<string, string | string[] | u
   const code = `http-${status}`;
   const retryAfterMs = parseRetryAfter(header(headers, 'retry-after'), now);
   const when = status === 503 ? (retryAfterMs === undefined ? RETRY_AFTER_WHEN.without : RETRY_AFTER_WHEN.with) : undefined;
-  const family = status >= 200 && status < 300 ? FAMILY.http2xx : status >= 300 && status < 400 ? FAMILY.http3xx : status >= 400 && status < 500 ? FAMILY.http4xx : FAMILY.http5xx;
+  const family =
+    status >= 200 && status < 300
+      ? FAMILY.http2xx
+      : status >= 300 && status < 400
+        ? FAMILY.http3xx
+        : status >= 400 && status < 500
+          ? FAMILY.http4xx
+          : FAMILY.http5xx;
   const hint = retryAfterMs === undefined ? undefined : `Retry-After: ${Math.ceil(retryAfterMs / 1000)} s`;
   return {
     code,

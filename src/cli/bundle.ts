@@ -7,7 +7,10 @@ export function registerBundle(program: Command): void {
     .description('pre-build the workflow bundle that production workers load (REDELIVER_WORKFLOW_BUNDLE) instead of bundling at start')
     .requiredOption('--out <file>', 'where to write the bundle')
     .option('--tracing', 'include the OpenTelemetry workflow interceptors (for workers with OTEL_TRACES_EXPORTER set)')
-    .addHelpText('after', '\nExample:\n  $ redeliver bundle --out lib/workflow-bundle.js && REDELIVER_WORKFLOW_BUNDLE=lib/workflow-bundle.js redeliver worker')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ redeliver bundle --out lib/workflow-bundle.js && REDELIVER_WORKFLOW_BUNDLE=lib/workflow-bundle.js redeliver worker',
+    )
     .action(async (flags: { out: string; tracing?: boolean }) => {
       await buildWorkflowBundle(flags.out, { tracing: !!flags.tracing });
       process.stderr.write(`workflow bundle${flags.tracing ? ' (with tracing interceptors)' : ''} written to ${flags.out}\n`);

@@ -12,12 +12,23 @@ interface Flags extends CodecServerFlags {
 export function registerCodecServer(program: Command): void {
   program
     .command('codec-server')
-    .description("serve Temporal's /encode and /decode with the payload encryption keys, so that the Temporal UI shows operators decrypted payloads")
+    .description(
+      "serve Temporal's /encode and /decode with the payload encryption keys, so that the Temporal UI shows operators decrypted payloads",
+    )
     .option('--host <ip>', 'interface to listen on (0.0.0.0 inside a container)', '127.0.0.1')
     .option('--port <port>', 'port to listen on', '8888')
-    .option('--token <token>', 'the secret every caller must send (default $REDELIVER_CODEC_TOKEN; prefer it: a command line is visible to other users)')
-    .option('--cors-origin <url...>', "the Temporal UI's origin, allowed to call from operators' browsers (default $REDELIVER_CODEC_CORS_ORIGINS)")
-    .option('--allowed-host <name...>', "names it is reached by besides localhost and loopback, a proxy's (default $REDELIVER_CODEC_ALLOWED_HOSTS)")
+    .option(
+      '--token <token>',
+      'the secret every caller must send (default $REDELIVER_CODEC_TOKEN; prefer it: a command line is visible to other users)',
+    )
+    .option(
+      '--cors-origin <url...>',
+      "the Temporal UI's origin, allowed to call from operators' browsers (default $REDELIVER_CODEC_CORS_ORIGINS)",
+    )
+    .option(
+      '--allowed-host <name...>',
+      "names it is reached by besides localhost and loopback, a proxy's (default $REDELIVER_CODEC_ALLOWED_HOSTS)",
+    )
     .addHelpText(
       'after',
       '\nReads REDELIVER_ENCRYPTION_KEYS (or _FILE) and REDELIVER_CODEC_TOKEN. A request must carry the token, as\n' +
@@ -25,13 +36,14 @@ export function registerCodecServer(program: Command): void {
         "server's names, and come from an allowed origin if it comes from a browser.\n" +
         'Example:\n  $ export REDELIVER_ENCRYPTION_KEYS=k1:... REDELIVER_CODEC_TOKEN=$(openssl rand -hex 32)\n' +
         '  $ redeliver codec-server --cors-origin http://localhost:8080\n' +
-        '  then the UI\'s codec endpoint: http://localhost:8888/<token> (TEMPORAL_CODEC_ENDPOINT, or Settings → Codec Server);\n' +
+        "  then the UI's codec endpoint: http://localhost:8888/<token> (TEMPORAL_CODEC_ENDPOINT, or Settings → Codec Server);\n" +
         '  the Temporal CLI: --codec-endpoint http://localhost:8888 --codec-auth "Bearer <token>"',
     )
     .action(async (flags: Flags) => {
       const settings = codecServerSettingsFromEnv(process.env, flags);
       const port = Number(flags.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError([{ variable: '--port', message: `must be a port number, got ${JSON.stringify(flags.port)}` }]);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new ConfigError([{ variable: '--port', message: `must be a port number, got ${JSON.stringify(flags.port)}` }]);
       const server = await startCodecServer({
         codec: new AesGcmPayloadCodec(settings.encryptionKeys),
         host: flags.host,

@@ -32,8 +32,14 @@ export function registerDev(program: Command): void {
     .option('--no-worker', 'run the server alone')
     .option('--demo', 'also deliver a handful of demo messages to a flaky local endpoint')
     .option('--once', 'with --demo: stop when every demo delivery has ended')
-    .option('--codec-port <port>', 'with REDELIVER_ENCRYPTION_KEYS set: port of the codec server the UI decrypts payloads with (default UI port + 1)')
-    .addHelpText('after', '\nExamples:\n  $ redeliver dev --demo\n  $ redeliver dev --port 7300 --ui-port 8300 --db /tmp/redeliver.db --no-worker')
+    .option(
+      '--codec-port <port>',
+      'with REDELIVER_ENCRYPTION_KEYS set: port of the codec server the UI decrypts payloads with (default UI port + 1)',
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ redeliver dev --demo\n  $ redeliver dev --port 7300 --ui-port 8300 --db /tmp/redeliver.db --no-worker',
+    )
     .action(async (flags: DevFlags) => {
       const port = portNumber('--port', flags.port);
       const uiPort = portNumber('--ui-port', flags.uiPort);
@@ -42,7 +48,9 @@ export function registerDev(program: Command): void {
       // with encryption on, the UI decrypts through a codec server of the same keys
       const codec = settings.encryptionKeys ? await startDevCodecServer(settings.encryptionKeys, uiPort, flags.codecPort) : undefined;
       if (codec) {
-        say(`payloads encrypted with key ${settings.encryptionKeys!.current.id}; the UI decrypts them through the codec server at ${codec.server.url}`);
+        say(
+          `payloads encrypted with key ${settings.encryptionKeys!.current.id}; the UI decrypts them through the codec server at ${codec.server.url}`,
+        );
       }
       const server = await startDevServer({
         port,
@@ -96,7 +104,11 @@ export function registerDev(program: Command): void {
  * forward, so the token goes in the codec endpoint's path, which the dev server hands to the UI. Other
  * pages of the browser, and anything else on the machine that does not read the UI's settings, lack it.
  */
-async function startDevCodecServer(keys: KeyRing, uiPort: number, codecPort?: string): Promise<{ server: CodecServer; uiEndpoint: string }> {
+async function startDevCodecServer(
+  keys: KeyRing,
+  uiPort: number,
+  codecPort?: string,
+): Promise<{ server: CodecServer; uiEndpoint: string }> {
   const token = randomBytes(24).toString('base64url');
   const server = await startCodecServer({
     codec: new AesGcmPayloadCodec(keys),

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { EndpointView } from '../client';
 import { humanDuration } from '../delivery/summary';
-import { endpointTimelineFigure } from '../endpoints/plot';
+import { endpointTimelineFigure } from '../plot/endpoints';
 import type { EndpointDowntimeReport } from '../endpoints/types';
 import { InvalidInputError, type Problem } from '../errors';
 import { plotFormat, renderFigure, writePlot } from '../plot';
@@ -31,18 +31,28 @@ export function registerEndpoints(program: Command): void {
   withConnectionFlags(
     program
       .command('downtime')
-      .description("downtime per endpoint as the retry guide defines it: spells over 1 min in which sending was not possible, reconnections (3 attempts within 3 min) excepted")
+      .description(
+        'downtime per endpoint as the retry guide defines it: spells over 1 min in which sending was not possible, reconnections (3 attempts within 3 min) excepted',
+      )
       .option('--endpoint <host:port>', 'just this endpoint')
       .option('--since <time>', 'from this time: ISO date, or a duration ago such as 2h, 7d')
-      .option('--plot <file>', "also draw the endpoint's timeline (attempts per second, failures, downtime) to FILE.svg or FILE.png; needs --endpoint")
+      .option(
+        '--plot <file>',
+        "also draw the endpoint's timeline (attempts per second, failures, downtime) to FILE.svg or FILE.png; needs --endpoint",
+      )
       .option('--json', 'print JSON (an array)'),
   )
-    .addHelpText('after', '\nExample:\n  $ redeliver downtime --since 24h\n  $ redeliver downtime --endpoint api.example.com --plot downtime.svg')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ redeliver downtime --since 24h\n  $ redeliver downtime --endpoint api.example.com --plot downtime.svg',
+    )
     .action(async (flags: ConnectionFlags & { endpoint?: string; since?: string; plot?: string; json?: boolean }) => {
       const problems: Problem[] = [];
       const since = timeFlag('--since', flags.since, problems);
-      if (flags.plot !== undefined && !plotFormat(flags.plot)) problems.push({ field: '--plot', message: `must name a .svg or .png file, got ${JSON.stringify(flags.plot)}` });
-      if (flags.plot !== undefined && !flags.endpoint) problems.push({ field: '--plot', message: 'draws one endpoint: name it with --endpoint' });
+      if (flags.plot !== undefined && !plotFormat(flags.plot))
+        problems.push({ field: '--plot', message: `must name a .svg or .png file, got ${JSON.stringify(flags.plot)}` });
+      if (flags.plot !== undefined && !flags.endpoint)
+        problems.push({ field: '--plot', message: 'draws one endpoint: name it with --endpoint' });
       if (problems.length) throw new InvalidInputError(problems, 'flags');
       const redeliver = await connect(flags);
       try {
@@ -50,11 +60,18 @@ export function registerEndpoints(program: Command): void {
         if (flags.endpoint && reports.length === 0) throw new Error(`no worker has reported attempts to ${flags.endpoint} yet`);
         if (flags.plot && flags.endpoint) {
           const timeline = await redeliver.endpointTimeline(flags.endpoint);
-          const figure = endpointTimelineFigure({ endpoint: flags.endpoint, timeline, report: reports[0]!.report, ...(since && { from: since.getTime() }) });
+          const figure = endpointTimelineFigure({
+            endpoint: flags.endpoint,
+            timeline,
+            report: reports[0]!.report,
+            ...(since && { from: since.getTime() }),
+          });
           await writePlot(flags.plot, renderFigure(figure));
         }
         emit(!!flags.json, reports, () =>
-          reports.length ? reports.flatMap((r, i) => [...(i ? [''] : []), ...formatDowntime(r.endpoint, r.report)]) : 'no endpoint has reported attempts yet',
+          reports.length
+            ? reports.flatMap((r, i) => [...(i ? [''] : []), ...formatDowntime(r.endpoint, r.report)])
+            : 'no endpoint has reported attempts yet',
         );
       } finally {
         await redeliver.close();
@@ -86,7 +103,9 @@ export function formatDowntime(endpoint: string, r: EndpointDowntimeReport): str
     ...r.periods.map((p) => `  ${p.from} → ${p.to}  ${humanDuration(p.durationMs).padEnd(9)} ${p.attempts} attempts, ${p.reason}`),
   ];
   if (r.current) {
-    lines.push(`  now: failing since ${r.current.since} (${humanDuration(r.current.durationMs)}, ${r.current.failures} failures, ${r.current.reason})${r.current.countsAsDowntime ? ', counted as downtime' : ''}`);
+    lines.push(
+      `  now: failing since ${r.current.since} (${humanDuration(r.current.durationMs)}, ${r.current.failures} failures, ${r.current.reason})${r.current.countsAsDowntime ? ', counted as downtime' : ''}`,
+    );
   }
   return lines;
 }

@@ -35,11 +35,15 @@ export function withFilterFlags(command: Command, states = STATES): Command {
 export function filterFromFlags(flags: FilterFlags, states = STATES, now = Date.now()): DeliveryFilter {
   const problems: Problem[] = [];
   const oneOf = (flag: string, value: string | undefined, allowed: string[]) => {
-    if (value !== undefined && !allowed.includes(value)) problems.push({ field: flag, message: `must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}` });
+    if (value !== undefined && !allowed.includes(value))
+      problems.push({ field: flag, message: `must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}` });
     return value;
   };
   const time = (flag: string, value: string | undefined) => timeFlag(flag, value, problems, now);
-  const stateList = flags.state?.split(',').map((s) => s.trim()).filter(Boolean);
+  const stateList = flags.state
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const s of stateList ?? []) oneOf('--state', s, states);
   const filter: DeliveryFilter = {
     ...(stateList?.length && { state: stateList as DeliveryFilter['state'] }),

@@ -42,7 +42,9 @@ export function formatTable(rows: DeliverySummary[]): string[] {
   const header = ['STATE', 'KIND', 'ATTEMPTS', 'LAST ERROR', 'STARTED', 'DELIVERY'];
   // one line per delivery, whatever its id or attributes hold
   const lines = rows.map((r) =>
-    [r.state, r.kind ?? '', String(r.attempts ?? ''), r.lastErrorClass ?? '', r.startedAt.slice(0, 19).replace('T', ' '), r.deliveryId].map((c) => printable(c)),
+    [r.state, r.kind ?? '', String(r.attempts ?? ''), r.lastErrorClass ?? '', r.startedAt.slice(0, 19).replace('T', ' '), r.deliveryId].map(
+      (c) => printable(c),
+    ),
   );
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const table = [header, ...lines].map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));

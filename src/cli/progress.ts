@@ -9,7 +9,10 @@ export function progressBar(label: string, total: number): { update(done: number
       stop: () => process.stderr.write(`${label}: ${last}/${total}\n`),
     };
   }
-  const bar = new SingleBar({ format: `${label} [{bar}] {value}/{total} {percentage}% | {eta_formatted} left`, stream: process.stderr, hideCursor: true }, Presets.shades_classic);
+  const bar = new SingleBar(
+    { format: `${label} [{bar}] {value}/{total} {percentage}% | {eta_formatted} left`, stream: process.stderr, hideCursor: true },
+    Presets.shades_classic,
+  );
   bar.start(total, 0);
   return { update: (done) => bar.update(done), stop: () => bar.stop() };
 }

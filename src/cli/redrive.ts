@@ -20,39 +20,46 @@ export function registerRedrive(program: Command): void {
       [...DEAD_LETTER_STATES],
     ),
   )
-    .addHelpText('after', '\nExamples:\n  $ redeliver redrive delivery/acme/sensor-1/msg-42\n  $ redeliver redrive --all --endpoint ingest.example.com --state expired,exhausted')
-    .action(async (deliveryId: string | undefined, flags: FilterFlags & ConnectionFlags & { all?: boolean; concurrency: string; json?: boolean }) => {
-      if (!deliveryId === !flags.all) throw new InvalidInputError([{ field: 'deliveryId', message: 'give one delivery id, or --all with filter flags' }], 'flags');
-      // each redrive in flight is a few requests to Temporal at once: more than a thousand only loads its frontend
-      const concurrency = wholeNumberFlag('--concurrency', flags.concurrency, 1, 1000);
-      const filter = flags.all ? filterFromFlags(flags, [...DEAD_LETTER_STATES]) : {};
-      const redeliver = await connect(flags);
-      try {
-        if (deliveryId) {
-          const handle = await redeliver.redrive(deliveryId);
-          emit(!!flags.json, { deliveryId, redriven: handle.created }, () =>
-            handle.created ? `redriven ${deliveryId}` : `${deliveryId} was redriven already: it is running again, or has a newer run`,
-          );
-          return;
-        }
-        let bar: ReturnType<typeof progressBar> | undefined;
-        const outcome = await redeliver.redriveAll(filter as never, {
-          concurrency,
-          onProgress: (done, total) => {
-            bar ??= progressBar('redrive', total);
-            bar.update(done);
-          },
-        });
-        bar?.stop();
-        emit(!!flags.json, outcome, () =>
-          [
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ redeliver redrive delivery/acme/sensor-1/msg-42\n  $ redeliver redrive --all --endpoint ingest.example.com --state expired,exhausted',
+    )
+    .action(
+      async (
+        deliveryId: string | undefined,
+        flags: FilterFlags & ConnectionFlags & { all?: boolean; concurrency: string; json?: boolean },
+      ) => {
+        if (!deliveryId === !flags.all)
+          throw new InvalidInputError([{ field: 'deliveryId', message: 'give one delivery id, or --all with filter flags' }], 'flags');
+        // each redrive in flight is a few requests to Temporal at once: more than a thousand only loads its frontend
+        const concurrency = wholeNumberFlag('--concurrency', flags.concurrency, 1, 1000);
+        const filter = flags.all ? filterFromFlags(flags, [...DEAD_LETTER_STATES]) : {};
+        const redeliver = await connect(flags);
+        try {
+          if (deliveryId) {
+            const handle = await redeliver.redrive(deliveryId);
+            emit(!!flags.json, { deliveryId, redriven: handle.created }, () =>
+              handle.created ? `redriven ${deliveryId}` : `${deliveryId} was redriven already: it is running again, or has a newer run`,
+            );
+            return;
+          }
+          let bar: ReturnType<typeof progressBar> | undefined;
+          const outcome = await redeliver.redriveAll(filter as never, {
+            concurrency,
+            onProgress: (done, total) => {
+              bar ??= progressBar('redrive', total);
+              bar.update(done);
+            },
+          });
+          bar?.stop();
+          emit(!!flags.json, outcome, () => [
             `redriven ${outcome.redriven.length}, already redriven ${outcome.alreadyRedriven.length}, failed ${outcome.failed.length}`,
             ...outcome.failed.map((f) => `  ${f.deliveryId}: ${f.error}`),
-          ],
-        );
-        if (outcome.failed.length) process.exitCode = EXIT.failure;
-      } finally {
-        await redeliver.close();
-      }
-    });
+          ]);
+          if (outcome.failed.length) process.exitCode = EXIT.failure;
+        } finally {
+          await redeliver.close();
+        }
+      },
+    );
 }

@@ -92,7 +92,8 @@ Examples:
 function parseFlags(flags: ScheduleFlags, now: number) {
   const problems: Problem[] = [];
   const kind = flags.kind as MessageKind;
-  if (!MESSAGE_KINDS.includes(kind)) problems.push({ field: '--kind', message: `must be one of ${MESSAGE_KINDS.join(', ')}, got ${JSON.stringify(flags.kind)}` });
+  if (!MESSAGE_KINDS.includes(kind))
+    problems.push({ field: '--kind', message: `must be one of ${MESSAGE_KINDS.join(', ')}, got ${JSON.stringify(flags.kind)}` });
   let qos: 0 | 1 = 1;
   if (flags.qos !== undefined) {
     if (flags.qos === '0' || flags.qos === '1') qos = Number(flags.qos) as 0 | 1;
@@ -103,17 +104,25 @@ function parseFlags(flags: ScheduleFlags, now: number) {
   const draws = wholeNumber(problems, '--draws', flags.draws, 1, 1_000_000);
   const seed = wholeNumber(problems, '--seed', flags.seed, 0, 2 ** 32 - 1);
   // every offset is kept to find the percentiles: bound the memory that takes
-  if (attempts * draws > MAX_OFFSETS) problems.push({ field: '--draws', message: `times --attempts must stay within ${MAX_OFFSETS.toLocaleString('en-US')}, got ${draws} × ${attempts}` });
+  if (attempts * draws > MAX_OFFSETS)
+    problems.push({
+      field: '--draws',
+      message: `times --attempts must stay within ${MAX_OFFSETS.toLocaleString('en-US')}, got ${draws} × ${attempts}`,
+    });
   const attemptMs = parseDuration(flags.attemptTime);
   if (attemptMs === undefined || attemptMs < 0) {
-    problems.push({ field: '--attempt-time', message: `must be a duration of 0 or more, such as 10s, got ${JSON.stringify(flags.attemptTime)}` });
+    problems.push({
+      field: '--attempt-time',
+      message: `must be a duration of 0 or more, such as 10s, got ${JSON.stringify(flags.attemptTime)}`,
+    });
   }
   if (flags.plot !== undefined && !plotFormat(flags.plot)) {
     problems.push({ field: '--plot', message: `must name a .svg or .png file, got ${JSON.stringify(flags.plot)}` });
   }
   const input = policyInputOf(flags);
   if (MESSAGE_KINDS.includes(kind)) {
-    for (const p of policyProblems(input, { kind, qos, now })) problems.push({ field: flagOf(p.field), message: p.message.replace('exceed max', 'exceed --max') });
+    for (const p of policyProblems(input, { kind, qos, now }))
+      problems.push({ field: flagOf(p.field), message: p.message.replace('exceed max', 'exceed --max') });
   }
   if (problems.length > 0) throw new InvalidInputError(problems, 'flags');
   return { kind, qos, input, attempts, draws, seed, attemptMs: attemptMs! };
@@ -159,7 +168,8 @@ function scheduleText(kind: MessageKind, policy: BackoffPolicy, preview: Schedul
     ),
   ];
   const { expired, exhausted } = preview.endings;
-  if (rows.some((r) => r.latestMs === null)) lines.push('', 'latest: every draw at its maximum; — where that schedule has already expired.');
+  if (rows.some((r) => r.latestMs === null))
+    lines.push('', 'latest: every draw at its maximum; — where that schedule has already expired.');
   if (expired) lines.push('', `${expired} of ${preview.draws} draws expired before attempt ${rows.length + 1}.`);
   if (exhausted) lines.push('', `${exhausted} of ${preview.draws} draws used all ${policy.maxAttempts} attempt(s).`);
   return lines;
@@ -186,7 +196,8 @@ function scheduleFigure({ kind, qos, policy, preview, latest, attemptMs, startAt
   const bounds = [policy.maxAge, policy.deadline === null ? null : policy.deadline - startAt].filter((b): b is number => b !== null);
   const expiry = bounds.length ? Math.min(...bounds) : null;
   // a bound far beyond the attempts shown would squash them; the subtitle names it instead
-  if (expiry !== null && expiry <= dataMax * 10) rules.push({ y: expiry, label: `${formatDuration(expiry)}: the delivery expires; no attempt after this line`, color: PALETTE[1] });
+  if (expiry !== null && expiry <= dataMax * 10)
+    rules.push({ y: expiry, label: `${formatDuration(expiry)}: the delivery expires; no attempt after this line`, color: PALETTE[1] });
   const example = retries[Math.min(retries.length - 1, 4)];
   const subtitle = [
     `Policy: ${describePolicy(policy)}.`,
@@ -202,10 +213,26 @@ function scheduleFigure({ kind, qos, policy, preview, latest, attemptMs, startAt
       {
         x: { label: 'attempt', integer: true },
         y: { label: 'time since the first attempt (log scale)', scale: 'log', ticks: DURATION_TICKS, format: formatDuration },
-        bands: [{ name: 'fastest to 95th percentile of the draws', color: PALETTE[0], points: retries.map((a) => [a.attempt, Math.max(a.minMs, 1), a.p95Ms]) }],
+        bands: [
+          {
+            name: 'fastest to 95th percentile of the draws',
+            color: PALETTE[0],
+            points: retries.map((a) => [a.attempt, Math.max(a.minMs, 1), a.p95Ms]),
+          },
+        ],
         lines: [
-          { name: 'median', color: PALETTE[0], points: retries.map((a) => [a.attempt, a.medianMs]), pointLabel: (_x, y) => formatDuration(y) },
-          { name: 'latest possible (every draw at its maximum)', color: PALETTE[2], dashed: true, points: latest.slice(1).map((y, i) => [i + 2, y]) },
+          {
+            name: 'median',
+            color: PALETTE[0],
+            points: retries.map((a) => [a.attempt, a.medianMs]),
+            pointLabel: (_x, y) => formatDuration(y),
+          },
+          {
+            name: 'latest possible (every draw at its maximum)',
+            color: PALETTE[2],
+            dashed: true,
+            points: latest.slice(1).map((y, i) => [i + 2, y]),
+          },
         ],
         rules,
       },
@@ -213,7 +240,9 @@ function scheduleFigure({ kind, qos, policy, preview, latest, attemptMs, startAt
     notes: [
       `Attempt 1 is at 0. Every attempt fails; ${attemptMs ? `each takes ${formatDuration(attemptMs)} before its wait begins` : 'attempts take no time'}. Seeded draws: the picture repeats exactly.`,
       'The Bosch IoT Hub retry guide counts three attempts within three minutes as reconnecting, not as downtime.',
-      ...(preview.endings.expired ? [`Draws stop counting once they expire: the last attempt shown is reached by ${reachedShare(preview)} of them.`] : []),
+      ...(preview.endings.expired
+        ? [`Draws stop counting once they expire: the last attempt shown is reached by ${reachedShare(preview)} of them.`]
+        : []),
     ],
     panelWidth: 900,
     panelHeight: 460,

@@ -37,7 +37,7 @@ const COLORS: Record<Strategy, string> = {
 export function registerSimulate(program: Command): void {
   program
     .command('simulate')
-    .description("rerun the experiment of Brooker's \"Exponential Backoff And Jitter\": N clients racing to write one row")
+    .description('rerun the experiment of Brooker\'s "Exponential Backoff And Jitter": N clients racing to write one row')
     .option('--clients <n>', 'clients contending for the row (1-1000)', '100')
     .option('--runs <n>', 'runs averaged per strategy (1-10000)', '100')
     .option('--strategy <s>', `${STRATEGIES.join(' | ')} | all`, 'all')
@@ -46,7 +46,10 @@ export function registerSimulate(program: Command): void {
     .option('--min <duration>', "floor after jitter, as a policy's min (the article has none)", '0')
     .option('--seed <n>', 'seed of the draws: the same seed gives the same numbers', '1')
     .option('--json', 'print one object per strategy: strategy, clients, runs, calls, completionMs (means over the runs)')
-    .option('--plot <file>', 'also draw calls and completion time per strategy against 10 client counts up to --clients, to FILE.svg or FILE.png')
+    .option(
+      '--plot <file>',
+      'also draw calls and completion time per strategy against 10 client counts up to --clients, to FILE.svg or FILE.png',
+    )
     .addHelpText(
       'after',
       `
@@ -107,7 +110,8 @@ interface Scale {
 }
 
 /** "base 5 ms, cap 2 s" (and the floor, when there is one). */
-const scaleOf = (o: Scale) => `base ${formatDuration(o.baseMs)}, cap ${formatDuration(o.capMs)}${o.minMs ? `, min ${formatDuration(o.minMs)}` : ''}`;
+const scaleOf = (o: Scale) =>
+  `base ${formatDuration(o.baseMs)}, cap ${formatDuration(o.capMs)}${o.minMs ? `, min ${formatDuration(o.minMs)}` : ''}`;
 
 function simulateText(results: StrategyResult[], scale: Scale): string[] {
   const first = results[0]!;
@@ -144,7 +148,12 @@ function simulateFigure(sweep: StrategyResult[][], strategies: readonly Strategy
       readOf(sweep[sweep.length - 1]!),
     ],
     panels: [
-      { title: 'Work: write calls the server handled', x: clients, y: { label: 'calls (log scale)', scale: 'log' }, lines: series((r) => r.calls) },
+      {
+        title: 'Work: write calls the server handled',
+        x: clients,
+        y: { label: 'calls (log scale)', scale: 'log' },
+        lines: series((r) => r.calls),
+      },
       {
         title: 'Time until every client had succeeded',
         x: clients,
@@ -153,7 +162,7 @@ function simulateFigure(sweep: StrategyResult[][], strategies: readonly Strategy
       },
     ],
     notes: [
-      'Lower is better in both panels. Dashed: no jitter. The backed-off strategies run redeliver\'s own backoff engine (src/policy).',
+      "Lower is better in both panels. Dashed: no jitter. The backed-off strategies run redeliver's own backoff engine (src/policy).",
       'The simulated server never slows down under load; a real one would, which punishes the extra calls of retrying without backoff.',
       `Virtual time, seeded draws (seed ${o.seed}): the picture repeats exactly.`,
     ],

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InvalidInputError } from '../errors';
 import type { DeliveryInput } from '../delivery/types';
-import { validateDeliveries, validateDelivery } from '../delivery/validate';
+import { validateDeliveries, validateDelivery } from '../validation/delivery';
 import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
 import { emit } from './output';
 import { progressBar } from './progress';
@@ -57,7 +57,10 @@ export function registerSubmit(program: Command): void {
       .option('--method <method>', 'POST | PUT | PATCH (default POST)')
       .option('--header <name:value>', 'extra HTTP header (repeatable)', collect, [])
       .option('--timeout <duration>', 'attempt timeout (default 10s)')
-      .option('--topic <topic>', "MQTT: the topic (default Hono's: telemetry/{tenant}/{device}, event/…, command///res/{requestId}/{status})")
+      .option(
+        '--topic <topic>',
+        "MQTT: the topic (default Hono's: telemetry/{tenant}/{device}, event/…, command///res/{requestId}/{status})",
+      )
       .option('--protocol-version <5|3.1.1>', 'MQTT: the protocol version (default 5)')
       .option('--credential <name>', 'MQTT: the name of a credential the worker resolves (never the secret)')
       .option('--request-id <id>', 'command responses: the command request id')
@@ -91,7 +94,11 @@ Examples:
         const handle = await redeliver.submit(input);
         if (flags.wait) {
           const result = await handle.result();
-          emit(!!flags.json, { ...result, created: handle.created }, () => `${handle.deliveryId}: ${result.outcome} after ${result.attempts} attempt(s) — ${result.reason}`);
+          emit(
+            !!flags.json,
+            { ...result, created: handle.created },
+            () => `${handle.deliveryId}: ${result.outcome} after ${result.attempts} attempt(s) — ${result.reason}`,
+          );
           if (result.outcome !== 'delivered') process.exitCode = 1;
         } else {
           emit(!!flags.json, { deliveryId: handle.deliveryId, created: handle.created }, () =>
@@ -114,7 +121,11 @@ async function submitFile(flags: SubmitFlags): Promise<void> {
     bar?.stop();
     const rows = handles.map((h) => ({ deliveryId: h.deliveryId, created: h.created }));
     const created = rows.filter((r) => r.created).length;
-    emit(!!flags.json, rows, () => `submitted ${created} deliveries${rows.length > created ? `, ${rows.length - created} existed already` : ''}`);
+    emit(
+      !!flags.json,
+      rows,
+      () => `submitted ${created} deliveries${rows.length > created ? `, ${rows.length - created} existed already` : ''}`,
+    );
   } finally {
     await redeliver.close();
   }
@@ -149,7 +160,8 @@ export function inputFromFlags(flags: SubmitFlags): DeliveryInput {
   const num = (flag: string, value: string | undefined): number | undefined => {
     if (value === undefined) return undefined;
     const n = Number(value);
-    if (value.trim() === '' || !Number.isFinite(n)) problems.push({ field: flag, message: `must be a number, got ${JSON.stringify(value)}` });
+    if (value.trim() === '' || !Number.isFinite(n))
+      problems.push({ field: flag, message: `must be a number, got ${JSON.stringify(value)}` });
     return n;
   };
   const headers: Record<string, string> = {};
@@ -188,7 +200,8 @@ export function inputFromFlags(flags: SubmitFlags): DeliveryInput {
   if (flags.kind === 'telemetry' || flags.kind === 'event') {
     const given = { '--request-id': flags.requestId, '--status': flags.status, '--deadline': flags.deadline };
     for (const [flag, value] of Object.entries(given)) {
-      if (value !== undefined) problems.push({ field: flag, message: `is for command responses (--kind command-response), not ${flags.kind}` });
+      if (value !== undefined)
+        problems.push({ field: flag, message: `is for command responses (--kind command-response), not ${flags.kind}` });
     }
   }
   const command =
@@ -200,10 +213,20 @@ export function inputFromFlags(flags: SubmitFlags): DeliveryInput {
         }
       : undefined;
   if (problems.length) throw new InvalidInputError(problems, 'flags');
-  const mqtt = { ...(flags.topic && { topic: flags.topic }), ...(flags.protocolVersion && { protocolVersion: flags.protocolVersion }), ...(flags.credential && { credential: flags.credential }) };
+  const mqtt = {
+    ...(flags.topic && { topic: flags.topic }),
+    ...(flags.protocolVersion && { protocolVersion: flags.protocolVersion }),
+    ...(flags.credential && { credential: flags.credential }),
+  };
   const target =
     flags.method || flags.timeout || flags.header.length || Object.keys(mqtt).length
-      ? { url: flags.target, ...(flags.method && { method: flags.method }), ...(flags.timeout && { timeout: flags.timeout }), ...(flags.header.length && { headers }), ...mqtt }
+      ? {
+          url: flags.target,
+          ...(flags.method && { method: flags.method }),
+          ...(flags.timeout && { timeout: flags.timeout }),
+          ...(flags.header.length && { headers }),
+          ...mqtt,
+        }
       : flags.target;
   return {
     kind: flags.kind,

@@ -117,7 +117,8 @@ export function inputFromFlags(flags: StartFlags): SubscriptionInput {
   const headers: Record<string, string> = {};
   for (const h of flags.callbackHeader) {
     const i = h.indexOf(':');
-    if (i <= 0) throw new InvalidInputError([{ field: '--callback-header', message: `must be name:value, got ${JSON.stringify(h)}` }], 'flags');
+    if (i <= 0)
+      throw new InvalidInputError([{ field: '--callback-header', message: `must be name:value, got ${JSON.stringify(h)}` }], 'flags');
     headers[h.slice(0, i).trim()] = h.slice(i + 1).trim();
   }
   const broker = {
@@ -127,12 +128,20 @@ export function inputFromFlags(flags: StartFlags): SubscriptionInput {
     ...(flags.credential && { credential: flags.credential }),
     ...(flags.clientId && { clientId: flags.clientId }),
   };
-  const policy = { ...(flags.initial && { initial: flags.initial }), ...(flags.max && { max: flags.max }), ...(flags.jitter && { jitter: flags.jitter as 'full' }) };
+  const policy = {
+    ...(flags.initial && { initial: flags.initial }),
+    ...(flags.max && { max: flags.max }),
+    ...(flags.jitter && { jitter: flags.jitter as 'full' }),
+  };
   return {
     tenant: flags.tenant,
     device: flags.device,
     broker,
-    callback: { url: flags.callback, ...(Object.keys(headers).length && { headers }), ...(flags.callbackTimeout && { timeout: flags.callbackTimeout }) },
+    callback: {
+      url: flags.callback,
+      ...(Object.keys(headers).length && { headers }),
+      ...(flags.callbackTimeout && { timeout: flags.callbackTimeout }),
+    },
     ...(flags.responseTopic && {
       response: {
         target: {

@@ -17,7 +17,10 @@ export function registerWatch(program: Command): void {
         .option('--json', 'print one JSON object per change (NDJSON)'),
     ),
   )
-    .addHelpText('after', '\nExamples:\n  $ redeliver watch delivery/acme/sensor-1/msg-42\n  $ redeliver watch --state waiting,paused --endpoint ingest.example.com')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ redeliver watch delivery/acme/sensor-1/msg-42\n  $ redeliver watch --state waiting,paused --endpoint ingest.example.com',
+    )
     .action(async (deliveryId: string | undefined, flags: FilterFlags & ConnectionFlags & { interval: string; json?: boolean }) => {
       // setTimeout's longest wait: a longer one would fire at once
       const interval = wholeNumberFlag('--interval', flags.interval, 100, 2 ** 31 - 1);
@@ -36,11 +39,19 @@ export function registerWatch(program: Command): void {
         while (!stop) {
           if (deliveryId) {
             const s = await redeliver.getHandle(deliveryId).status();
-            print(deliveryId, { deliveryId, state: s.state, attempts: s.attempts, summary: s.summary }, `${s.state} (${s.attempts} attempts) ${s.summary}`);
+            print(
+              deliveryId,
+              { deliveryId, state: s.state, attempts: s.attempts, summary: s.summary },
+              `${s.state} (${s.attempts} attempts) ${s.summary}`,
+            );
             if (ENDED.includes(s.state)) break;
           } else {
             for await (const row of redeliver.list(filter)) {
-              print(row.deliveryId, row, `${row.state.padEnd(9)} ${String(row.attempts ?? '').padStart(4)} ${row.lastErrorClass ?? ''} ${row.deliveryId}`);
+              print(
+                row.deliveryId,
+                row,
+                `${row.state.padEnd(9)} ${String(row.attempts ?? '').padStart(4)} ${row.lastErrorClass ?? ''} ${row.deliveryId}`,
+              );
             }
           }
           await new Promise((r) => setTimeout(r, interval));

@@ -16,30 +16,123 @@ const BOTH: readonly Reader[] = ['worker', 'client'];
  * variables are Temporal's own, read through @temporalio/envconfig as the Temporal CLI and SDKs read them.
  */
 export const ENVIRONMENT: readonly EnvironmentVariable[] = [
-  { name: 'TEMPORAL_ADDRESS', readBy: BOTH, meaning: 'host:port of the Temporal frontend; Temporal Cloud: `<namespace>.<account>.tmprl.cloud:7233` (mTLS) or the regional endpoint (API key)', default: '`localhost:7233`' },
+  {
+    name: 'TEMPORAL_ADDRESS',
+    readBy: BOTH,
+    meaning:
+      'host:port of the Temporal frontend; Temporal Cloud: `<namespace>.<account>.tmprl.cloud:7233` (mTLS) or the regional endpoint (API key)',
+    default: '`localhost:7233`',
+  },
   { name: 'TEMPORAL_NAMESPACE', readBy: BOTH, meaning: 'Temporal namespace', default: '`default`' },
   { name: 'TEMPORAL_API_KEY', readBy: BOTH, meaning: 'API key (Temporal Cloud); turns TLS on', default: 'none' },
-  { name: 'TEMPORAL_TLS', readBy: BOTH, meaning: '`true` or `false`: TLS to the frontend', default: 'off, on with an API key or a TLS setting' },
-  { name: 'TEMPORAL_TLS_CLIENT_CERT_PATH', readBy: BOTH, meaning: 'mTLS client certificate, a PEM file (`…_DATA`: the PEM itself)', default: 'none' },
-  { name: 'TEMPORAL_TLS_CLIENT_KEY_PATH', readBy: BOTH, meaning: "the client certificate's private key, a PEM file (`…_DATA`: the PEM itself)", default: 'none' },
+  {
+    name: 'TEMPORAL_TLS',
+    readBy: BOTH,
+    meaning: '`true` or `false`: TLS to the frontend',
+    default: 'off, on with an API key or a TLS setting',
+  },
+  {
+    name: 'TEMPORAL_TLS_CLIENT_CERT_PATH',
+    readBy: BOTH,
+    meaning: 'mTLS client certificate, a PEM file (`…_DATA`: the PEM itself)',
+    default: 'none',
+  },
+  {
+    name: 'TEMPORAL_TLS_CLIENT_KEY_PATH',
+    readBy: BOTH,
+    meaning: "the client certificate's private key, a PEM file (`…_DATA`: the PEM itself)",
+    default: 'none',
+  },
   { name: 'TEMPORAL_TLS_CLIENT_CERT_DATA', readBy: BOTH, meaning: 'mTLS client certificate, PEM', default: 'none' },
   { name: 'TEMPORAL_TLS_CLIENT_KEY_DATA', readBy: BOTH, meaning: "the client certificate's private key, PEM", default: 'none' },
-  { name: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH', readBy: BOTH, meaning: "CA that signed the server's certificate, a PEM file (`…_DATA`: the PEM itself)", default: 'the system trust store' },
-  { name: 'TEMPORAL_TLS_SERVER_CA_CERT_DATA', readBy: BOTH, meaning: "CA that signed the server's certificate, PEM", default: 'the system trust store' },
-  { name: 'TEMPORAL_TLS_SERVER_NAME', readBy: BOTH, meaning: "name to verify the server's certificate against (SNI)", default: 'the host of `TEMPORAL_ADDRESS`' },
-  { name: 'TEMPORAL_GRPC_META_<NAME>', readBy: BOTH, meaning: 'a gRPC header sent with every call (`_` in the name becomes `-`)', default: 'none' },
-  { name: 'TEMPORAL_PROFILE', readBy: BOTH, meaning: 'profile to take from the config file; the variables above win over it', default: '`default`' },
-  { name: 'TEMPORAL_CONFIG_FILE', readBy: BOTH, meaning: "Temporal's TOML client configuration", default: '`~/.config/temporalio/temporal.toml` if it exists' },
+  {
+    name: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+    readBy: BOTH,
+    meaning: "CA that signed the server's certificate, a PEM file (`…_DATA`: the PEM itself)",
+    default: 'the system trust store',
+  },
+  {
+    name: 'TEMPORAL_TLS_SERVER_CA_CERT_DATA',
+    readBy: BOTH,
+    meaning: "CA that signed the server's certificate, PEM",
+    default: 'the system trust store',
+  },
+  {
+    name: 'TEMPORAL_TLS_SERVER_NAME',
+    readBy: BOTH,
+    meaning: "name to verify the server's certificate against (SNI)",
+    default: 'the host of `TEMPORAL_ADDRESS`',
+  },
+  {
+    name: 'TEMPORAL_GRPC_META_<NAME>',
+    readBy: BOTH,
+    meaning: 'a gRPC header sent with every call (`_` in the name becomes `-`)',
+    default: 'none',
+  },
+  {
+    name: 'TEMPORAL_PROFILE',
+    readBy: BOTH,
+    meaning: 'profile to take from the config file; the variables above win over it',
+    default: '`default`',
+  },
+  {
+    name: 'TEMPORAL_CONFIG_FILE',
+    readBy: BOTH,
+    meaning: "Temporal's TOML client configuration",
+    default: '`~/.config/temporalio/temporal.toml` if it exists',
+  },
   { name: 'REDELIVER_TASK_QUEUE', readBy: BOTH, meaning: 'task queue the workers poll and the clients submit to', default: '`redeliver`' },
-  { name: 'REDELIVER_ENCRYPTION_KEYS', readBy: ['worker', 'client', 'codec-server'], meaning: 'payload encryption keys, `id:base64key,…` (32-byte AES-256-GCM keys; the first encrypts, all decrypt)', default: 'none: payloads are stored as they are' },
-  { name: 'REDELIVER_ENCRYPTION_KEYS_FILE', readBy: ['worker', 'client', 'codec-server'], meaning: 'a file holding the keys in the same form (a Docker or Kubernetes secret); instead of the variable above', default: 'none' },
+  {
+    name: 'REDELIVER_ENCRYPTION_KEYS',
+    readBy: ['worker', 'client', 'codec-server'],
+    meaning: 'payload encryption keys, `id:base64key,…` (32-byte AES-256-GCM keys; the first encrypts, all decrypt)',
+    default: 'none: payloads are stored as they are',
+  },
+  {
+    name: 'REDELIVER_ENCRYPTION_KEYS_FILE',
+    readBy: ['worker', 'client', 'codec-server'],
+    meaning: 'a file holding the keys in the same form (a Docker or Kubernetes secret); instead of the variable above',
+    default: 'none',
+  },
   { name: 'REDELIVER_MAX_CONCURRENT_ATTEMPTS', readBy: ['worker'], meaning: 'attempts in flight at once per worker', default: '200' },
-  { name: 'REDELIVER_MAX_CONCURRENT_WORKFLOW_TASKS', readBy: ['worker'], meaning: 'workflow tasks processed at once per worker', default: "the SDK's (40)" },
-  { name: 'REDELIVER_SHUTDOWN_GRACE', readBy: ['worker'], meaning: 'after SIGTERM, how long attempts in flight may go on before they are handed back (`ms` duration: `20s`, `1m`)', default: '`20s`' },
-  { name: 'REDELIVER_RETRY_BUDGET', readBy: ['worker'], meaning: 'retries per second to one endpoint, all workers of the task queue together (`10`, `2.5/s`), or `off` ([endpoint health](endpoint-health.md))', default: '`10`' },
-  { name: 'REDELIVER_RETRY_BUDGET_BURST', readBy: ['worker'], meaning: 'retries to one endpoint that may go out at once on top of the rate', default: '`20`' },
-  { name: 'REDELIVER_ENDPOINT_HEALTH', readBy: ['worker'], meaning: "report attempts to each endpoint's workflow (health, downtime, the budget's share per worker): `true` / `false`", default: '`true`' },
-  { name: 'REDELIVER_ALLOW_ADDRESSES', readBy: ['worker'], meaning: 'SSRF guard allow-list: range names (`loopback`, `private`, `link-local`, `cgnat`, `multicast`, `metadata`, `this-network`, `reserved`), CIDRs or addresses, comma-separated', default: 'none: public addresses only' },
+  {
+    name: 'REDELIVER_MAX_CONCURRENT_WORKFLOW_TASKS',
+    readBy: ['worker'],
+    meaning: 'workflow tasks processed at once per worker',
+    default: "the SDK's (40)",
+  },
+  {
+    name: 'REDELIVER_SHUTDOWN_GRACE',
+    readBy: ['worker'],
+    meaning: 'after SIGTERM, how long attempts in flight may go on before they are handed back (`ms` duration: `20s`, `1m`)',
+    default: '`20s`',
+  },
+  {
+    name: 'REDELIVER_RETRY_BUDGET',
+    readBy: ['worker'],
+    meaning:
+      'retries per second to one endpoint, all workers of the task queue together (`10`, `2.5/s`), or `off` ([endpoint health](endpoint-health.md))',
+    default: '`10`',
+  },
+  {
+    name: 'REDELIVER_RETRY_BUDGET_BURST',
+    readBy: ['worker'],
+    meaning: 'retries to one endpoint that may go out at once on top of the rate',
+    default: '`20`',
+  },
+  {
+    name: 'REDELIVER_ENDPOINT_HEALTH',
+    readBy: ['worker'],
+    meaning: "report attempts to each endpoint's workflow (health, downtime, the budget's share per worker): `true` / `false`",
+    default: '`true`',
+  },
+  {
+    name: 'REDELIVER_ALLOW_ADDRESSES',
+    readBy: ['worker'],
+    meaning:
+      'SSRF guard allow-list: range names (`loopback`, `private`, `link-local`, `cgnat`, `multicast`, `metadata`, `this-network`, `reserved`), CIDRs or addresses, comma-separated',
+    default: 'none: public addresses only',
+  },
   {
     name: 'REDELIVER_MQTT_CREDENTIALS_<NAME>',
     readBy: ['worker'],
@@ -47,10 +140,30 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
       'the MQTT credential a target names (`credential: "<name>"`), as JSON `{"username": …, "password": …, "brokers": ["mqtts://host:8883", …]}`; `brokers` is required: the credential is sent to no other broker; an entry may be `{"url": …, "ca" or "caFile": …, "servername": …}`, the TLS trust for that broker (a delivery naming a credential may not bring its own). Checked at start, read again at every attempt',
     default: 'none',
   },
-  { name: 'REDELIVER_MQTT_CREDENTIALS_FILE', readBy: ['worker'], meaning: 'a JSON file of MQTT credentials by name (each with its `brokers`), for those without a variable of their own', default: 'none' },
-  { name: 'REDELIVER_WORKFLOW_BUNDLE', readBy: ['worker'], meaning: 'a pre-built workflow bundle (`redeliver bundle`); the image sets it', default: 'none: the worker bundles the workflows at start' },
-  { name: 'REDELIVER_PROMETHEUS_ADDRESS', readBy: ['worker'], meaning: "bind address of the SDK's Prometheus endpoint, `host:port` (metrics at `/metrics`)", default: 'none: no metrics' },
-  { name: 'REDELIVER_HEALTH_ADDRESS', readBy: ['worker'], meaning: 'bind address of the health endpoint `/healthz` (200 while polling, 503 once stopping)', default: 'none' },
+  {
+    name: 'REDELIVER_MQTT_CREDENTIALS_FILE',
+    readBy: ['worker'],
+    meaning: 'a JSON file of MQTT credentials by name (each with its `brokers`), for those without a variable of their own',
+    default: 'none',
+  },
+  {
+    name: 'REDELIVER_WORKFLOW_BUNDLE',
+    readBy: ['worker'],
+    meaning: 'a pre-built workflow bundle (`redeliver bundle`); the image sets it',
+    default: 'none: the worker bundles the workflows at start',
+  },
+  {
+    name: 'REDELIVER_PROMETHEUS_ADDRESS',
+    readBy: ['worker'],
+    meaning: "bind address of the SDK's Prometheus endpoint, `host:port` (metrics at `/metrics`)",
+    default: 'none: no metrics',
+  },
+  {
+    name: 'REDELIVER_HEALTH_ADDRESS',
+    readBy: ['worker'],
+    meaning: 'bind address of the health endpoint `/healthz` (200 while polling, 503 once stopping)',
+    default: 'none',
+  },
   { name: 'REDELIVER_LOG_LEVEL', readBy: ['worker'], meaning: '`TRACE`, `DEBUG`, `INFO`, `WARN` or `ERROR`', default: '`WARN`' },
   {
     name: 'OTEL_TRACES_EXPORTER',
@@ -61,12 +174,32 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     default: '`none`',
   },
   { name: 'OTEL_SERVICE_NAME', readBy: ['worker'], meaning: 'service name on the spans', default: '`redeliver-worker`' },
-  { name: 'REDELIVER_CODEC_TOKEN', readBy: ['codec-server'], meaning: 'the secret every /encode and /decode request must carry: `Authorization: Bearer <token>`, or the UI\'s codec endpoint `https://…/<token>`; 16+ of `A-Z a-z 0-9 - _ . ~` (`openssl rand -hex 32`)', default: 'none: required' },
-  { name: 'REDELIVER_CODEC_CORS_ORIGINS', readBy: ['codec-server'], meaning: "origins of the Temporal UI allowed to call the codec server from operators' browsers, comma-separated; other origins are refused", default: 'none' },
-  { name: 'REDELIVER_CODEC_ALLOWED_HOSTS', readBy: ['codec-server'], meaning: 'host names the codec server is reached by (a proxy\'s), comma-separated; a request addressed to any other name is refused (DNS rebinding)', default: '`localhost`, loopback addresses and `--host`' },
+  {
+    name: 'REDELIVER_CODEC_TOKEN',
+    readBy: ['codec-server'],
+    meaning:
+      "the secret every /encode and /decode request must carry: `Authorization: Bearer <token>`, or the UI's codec endpoint `https://…/<token>`; 16+ of `A-Z a-z 0-9 - _ . ~` (`openssl rand -hex 32`)",
+    default: 'none: required',
+  },
+  {
+    name: 'REDELIVER_CODEC_CORS_ORIGINS',
+    readBy: ['codec-server'],
+    meaning:
+      "origins of the Temporal UI allowed to call the codec server from operators' browsers, comma-separated; other origins are refused",
+    default: 'none',
+  },
+  {
+    name: 'REDELIVER_CODEC_ALLOWED_HOSTS',
+    readBy: ['codec-server'],
+    meaning:
+      "host names the codec server is reached by (a proxy's), comma-separated; a request addressed to any other name is refused (DNS rebinding)",
+    default: '`localhost`, loopback addresses and `--host`',
+  },
 ];
 
 /** Whether `name` is one of the variables above (`TEMPORAL_GRPC_META_<NAME>` stands for a family). */
 export function isKnownVariable(name: string): boolean {
-  return ENVIRONMENT.some((v) => (v.name.endsWith('<NAME>') ? name.startsWith(v.name.slice(0, -'<NAME>'.length)) && name.length > v.name.length - 6 : v.name === name));
+  return ENVIRONMENT.some((v) =>
+    v.name.endsWith('<NAME>') ? name.startsWith(v.name.slice(0, -'<NAME>'.length)) && name.length > v.name.length - 6 : v.name === name,
+  );
 }

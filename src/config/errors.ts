@@ -58,7 +58,8 @@ export class EnvReader {
     const raw = this.string(name);
     if (raw === undefined) return undefined;
     const m = /^(\[[0-9a-fA-F:.]+\]|[^\s:/[\]]+):(\d{1,5})$/.exec(raw);
-    if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) return this.problem(name, `must be host:port, e.g. ${example}; got ${JSON.stringify(raw)}`);
+    if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535)
+      return this.problem(name, `must be host:port, e.g. ${example}; got ${JSON.stringify(raw)}`);
     return raw;
   }
 

@@ -1,6 +1,12 @@
 export { ConfigError, EnvReader, type ConfigProblem, type Environment } from './errors';
 export { ENVIRONMENT, isKnownVariable, type EnvironmentVariable } from './environment';
-export { readTemporalConnection, temporalConnectionFromEnv, DEFAULT_ADDRESS, DEFAULT_NAMESPACE, type TemporalConnectionConfig } from './temporal';
+export {
+  readTemporalConnection,
+  temporalConnectionFromEnv,
+  DEFAULT_ADDRESS,
+  DEFAULT_NAMESPACE,
+  type TemporalConnectionConfig,
+} from './temporal';
 export { codecServerSettingsFromEnv, type CodecServerSettings } from './codec-server';
 export {
   clientDefaultsFromEnv,

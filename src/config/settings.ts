@@ -84,7 +84,11 @@ export function workerSettingsFromEnv(env: Environment = process.env): WorkerSet
   const client = readClientSettings(reader);
   const shutdownGrace = reader.string('REDELIVER_SHUTDOWN_GRACE');
   const graceMs = shutdownGrace === undefined ? DEFAULT_SHUTDOWN_GRACE_MS : parseDuration(shutdownGrace);
-  if (graceMs === undefined || graceMs < 0) reader.problem('REDELIVER_SHUTDOWN_GRACE', `must be a duration such as 20s or 1m (a bare number is ms), got ${JSON.stringify(shutdownGrace)}`);
+  if (graceMs === undefined || graceMs < 0)
+    reader.problem(
+      'REDELIVER_SHUTDOWN_GRACE',
+      `must be a duration such as 20s or 1m (a bare number is ms), got ${JSON.stringify(shutdownGrace)}`,
+    );
 
   let allowAddresses = AddressGuard.DEFAULT;
   try {
@@ -97,7 +101,11 @@ export function workerSettingsFromEnv(env: Environment = process.env): WorkerSet
   for (const p of credentialProblems(reader.env)) reader.problem(p.variable, p.message);
 
   const workflowBundlePath = reader.string('REDELIVER_WORKFLOW_BUNDLE');
-  if (workflowBundlePath !== undefined && !existsSync(workflowBundlePath)) reader.problem('REDELIVER_WORKFLOW_BUNDLE', `no file at ${JSON.stringify(workflowBundlePath)} (build one with \`redeliver bundle --out FILE\`)`);
+  if (workflowBundlePath !== undefined && !existsSync(workflowBundlePath))
+    reader.problem(
+      'REDELIVER_WORKFLOW_BUNDLE',
+      `no file at ${JSON.stringify(workflowBundlePath)} (build one with \`redeliver bundle --out FILE\`)`,
+    );
 
   const settings: WorkerSettings = {
     ...client,
@@ -155,7 +163,10 @@ function readRetryBudget(reader: EnvReader): RetryBudgetOptions | null {
   if (raw === undefined || raw === '') return { perSecond: DEFAULT_RETRY_BUDGET.perSecond, burst };
   const perSecond = Number(raw.replace(/\/s$/, ''));
   if (!Number.isFinite(perSecond) || perSecond <= 0) {
-    reader.problem('REDELIVER_RETRY_BUDGET', `must be retries per second to one endpoint above 0 (e.g. 10 or 2.5/s), or off; got ${JSON.stringify(raw)}`);
+    reader.problem(
+      'REDELIVER_RETRY_BUDGET',
+      `must be retries per second to one endpoint above 0 (e.g. 10 or 2.5/s), or off; got ${JSON.stringify(raw)}`,
+    );
     return DEFAULT_RETRY_BUDGET;
   }
   return { perSecond, burst };

@@ -32,11 +32,14 @@ export function readTemporalConnection(reader: EnvReader): TemporalConnectionCon
   }
   const tls = reader.boolean('TEMPORAL_TLS');
   const apiKey = reader.string('TEMPORAL_API_KEY');
-  if (apiKey !== undefined && /\s/.test(apiKey)) reader.problem('TEMPORAL_API_KEY', 'must not contain whitespace (was a line break copied with it?)');
-  if (apiKey !== undefined && tls === false) reader.problem('TEMPORAL_TLS', 'is false, but TEMPORAL_API_KEY is set: API keys are only sent over TLS');
+  if (apiKey !== undefined && /\s/.test(apiKey))
+    reader.problem('TEMPORAL_API_KEY', 'must not contain whitespace (was a line break copied with it?)');
+  if (apiKey !== undefined && tls === false)
+    reader.problem('TEMPORAL_TLS', 'is false, but TEMPORAL_API_KEY is set: API keys are only sent over TLS');
   for (const base of PEM_PAIRS) {
     const file = reader.string(`${base}_PATH`);
-    if (file !== undefined && reader.string(`${base}_DATA`) !== undefined) reader.problem(`${base}_PATH`, `and ${base}_DATA are both set; give one`);
+    if (file !== undefined && reader.string(`${base}_DATA`) !== undefined)
+      reader.problem(`${base}_PATH`, `and ${base}_DATA are both set; give one`);
     if (file !== undefined) {
       try {
         accessSync(file, constants.R_OK);
@@ -48,10 +51,16 @@ export function readTemporalConnection(reader: EnvReader): TemporalConnectionCon
   const cert = reader.string('TEMPORAL_TLS_CLIENT_CERT_PATH') ?? reader.string('TEMPORAL_TLS_CLIENT_CERT_DATA');
   const key = reader.string('TEMPORAL_TLS_CLIENT_KEY_PATH') ?? reader.string('TEMPORAL_TLS_CLIENT_KEY_DATA');
   if ((cert === undefined) !== (key === undefined)) {
-    reader.problem(cert === undefined ? 'TEMPORAL_TLS_CLIENT_CERT_PATH' : 'TEMPORAL_TLS_CLIENT_KEY_PATH', 'mTLS needs both the client certificate and its key (…_PATH or …_DATA)');
+    reader.problem(
+      cert === undefined ? 'TEMPORAL_TLS_CLIENT_CERT_PATH' : 'TEMPORAL_TLS_CLIENT_KEY_PATH',
+      'mTLS needs both the client certificate and its key (…_PATH or …_DATA)',
+    );
   }
   if (reader.boolean('TEMPORAL_TLS_DISABLE_HOST_VERIFICATION')) {
-    reader.problem('TEMPORAL_TLS_DISABLE_HOST_VERIFICATION', 'is not supported by the TypeScript SDK; set TEMPORAL_TLS_SERVER_NAME to the name on the server certificate instead');
+    reader.problem(
+      'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION',
+      'is not supported by the TypeScript SDK; set TEMPORAL_TLS_SERVER_NAME to the name on the server certificate instead',
+    );
   }
 
   let loaded: ReturnType<typeof loadClientConnectConfig> | undefined;
@@ -59,7 +68,10 @@ export function readTemporalConnection(reader: EnvReader): TemporalConnectionCon
     // envconfig repeats some of the checks above in its own words: ask it only when they passed
     if (reader.problems.length === before) loaded = loadClientConnectConfig({ overrideEnvVars: definedOnly(env) });
   } catch (err) {
-    reader.problem(env.TEMPORAL_PROFILE ? 'TEMPORAL_PROFILE' : 'TEMPORAL_CONFIG_FILE', `could not load Temporal's client configuration: ${(err as Error).message}`);
+    reader.problem(
+      env.TEMPORAL_PROFILE ? 'TEMPORAL_PROFILE' : 'TEMPORAL_CONFIG_FILE',
+      `could not load Temporal's client configuration: ${(err as Error).message}`,
+    );
   }
   const options = loaded?.connectionOptions ?? {};
   return {
@@ -83,5 +95,9 @@ export function temporalConnectionFromEnv(env: Environment = process.env): Tempo
 
 /** envconfig wants string values only; empty ones count as unset, as everywhere in redeliver. */
 function definedOnly(env: Environment): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1].trim() !== '').map(([k, v]) => [k, v.trim()]));
+  return Object.fromEntries(
+    Object.entries(env)
+      .filter((e): e is [string, string] => typeof e[1] === 'string' && e[1].trim() !== '')
+      .map(([k, v]) => [k, v.trim()]),
+  );
 }

@@ -30,15 +30,20 @@ export function codeInWords(code: string): string {
 
 /** When the delivery expires (epoch ms), from its max age and deadline; null when unbounded. */
 export function expiresAt(delivery: Pick<Delivery, 'policy'>, firstAttemptAt: number): number | null {
-  const bounds = [
-    delivery.policy.maxAge === null ? null : firstAttemptAt + delivery.policy.maxAge,
-    delivery.policy.deadline,
-  ].filter((b): b is number => b !== null);
+  const bounds = [delivery.policy.maxAge === null ? null : firstAttemptAt + delivery.policy.maxAge, delivery.policy.deadline].filter(
+    (b): b is number => b !== null,
+  );
   return bounds.length ? Math.min(...bounds) : null;
 }
 
 /** "waiting 37 s after HTTP 503 — attempt 4, expires in 6 d 23 h" */
-export function waitingSummary(args: { delayMs: number; code: string; nextAttempt: number; expiresInMs: number | null; hinted: boolean }): string {
+export function waitingSummary(args: {
+  delayMs: number;
+  code: string;
+  nextAttempt: number;
+  expiresInMs: number | null;
+  hinted: boolean;
+}): string {
   const why = `after ${codeInWords(args.code)}${args.hinted ? ' (as the server asked)' : ''}`;
   const expiry = args.expiresInMs === null ? '' : `, expires in ${humanDuration(args.expiresInMs)}`;
   return `waiting ${humanDuration(args.delayMs)} ${why} — attempt ${args.nextAttempt} next${expiry}`;

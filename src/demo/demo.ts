@@ -6,14 +6,62 @@ import { startFlakyEndpoint } from './flaky-endpoint';
 function demoDeliveries(url: string, run: string): { input: DeliveryInput; expect: string }[] {
   const common = { tenant: 'demo', payload: { temperature: 21.5, unit: 'C' } };
   return [
-    { expect: 'delivered after two 503s', input: { ...common, kind: 'telemetry', device: 'thermostat-1', messageId: `${run}-telemetry`, target: `${url}/telemetry?fail=2&status=503` } },
-    { expect: 'dropped: QoS 0 is sent once', input: { ...common, kind: 'telemetry', qos: 0, device: 'thermostat-2', messageId: `${run}-telemetry-qos0`, target: `${url}/telemetry?fail=1&status=503` } },
-    { expect: 'delivered after a 429 with Retry-After: 3', input: { ...common, kind: 'event', device: 'door-1', messageId: `${run}-event-throttled`, target: `${url}/event?fail=1&status=429&retryAfter=3` } },
-    { expect: 'rejected: 400 is not retried', input: { ...common, kind: 'event', device: 'door-2', messageId: `${run}-event-bad`, target: `${url}/event?fail=99&status=400` } },
-    { expect: 'exhausted after 4 attempts of 503', input: { ...common, kind: 'event', device: 'door-3', messageId: `${run}-event-exhausted`, target: `${url}/event?fail=99&status=503`, policy: { maxAttempts: 4 } } },
+    {
+      expect: 'delivered after two 503s',
+      input: {
+        ...common,
+        kind: 'telemetry',
+        device: 'thermostat-1',
+        messageId: `${run}-telemetry`,
+        target: `${url}/telemetry?fail=2&status=503`,
+      },
+    },
+    {
+      expect: 'dropped: QoS 0 is sent once',
+      input: {
+        ...common,
+        kind: 'telemetry',
+        qos: 0,
+        device: 'thermostat-2',
+        messageId: `${run}-telemetry-qos0`,
+        target: `${url}/telemetry?fail=1&status=503`,
+      },
+    },
+    {
+      expect: 'delivered after a 429 with Retry-After: 3',
+      input: {
+        ...common,
+        kind: 'event',
+        device: 'door-1',
+        messageId: `${run}-event-throttled`,
+        target: `${url}/event?fail=1&status=429&retryAfter=3`,
+      },
+    },
+    {
+      expect: 'rejected: 400 is not retried',
+      input: { ...common, kind: 'event', device: 'door-2', messageId: `${run}-event-bad`, target: `${url}/event?fail=99&status=400` },
+    },
+    {
+      expect: 'exhausted after 4 attempts of 503',
+      input: {
+        ...common,
+        kind: 'event',
+        device: 'door-3',
+        messageId: `${run}-event-exhausted`,
+        target: `${url}/event?fail=99&status=503`,
+        policy: { maxAttempts: 4 },
+      },
+    },
     {
       expect: 'delivered after a 502',
-      input: { ...common, kind: 'command-response', device: 'valve-1', messageId: `${run}-command-response`, target: `${url}/command/res/{tenant}/{device}/{requestId}?fail=1&status=502`, command: { requestId: `req-${run}`, status: 200 } },
+      input: {
+        ...common,
+        kind: 'command-response',
+        device: 'valve-1',
+        messageId: `${run}-command-response`,
+        target: `${url}/command/res/{tenant}/{device}/{requestId}?fail=1&status=502`,
+        command: { requestId: `req-${run}`, status: 200 },
+      },
     },
   ];
 }
@@ -23,7 +71,10 @@ export async function runDemo(redeliver: Redeliver, say: (line: string) => void)
   const endpoint = await startFlakyEndpoint();
   try {
     say(`\nflaky demo endpoint at ${endpoint.url}`);
-    const run = new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14);
+    const run = new Date()
+      .toISOString()
+      .replace(/[-:.TZ]/g, '')
+      .slice(0, 14);
     const planned = demoDeliveries(endpoint.url, run);
     const handles: DeliveryHandle[] = [];
     for (const { input, expect } of planned) {

@@ -46,7 +46,15 @@ export async function startFlakyEndpoint(port = 0, host = '127.0.0.1'): Promise<
       const retryAfter = url.searchParams.get('retryAfter');
       if (failing && retryAfter) headers['retry-after'] = retryAfter;
       const attempt = header(req, 'delivery-attempt');
-      received.push({ path: url.pathname, messageId, attempt: attempt ? Number(attempt) : undefined, status, at: Date.now(), body, headers: req.headers });
+      received.push({
+        path: url.pathname,
+        messageId,
+        attempt: attempt ? Number(attempt) : undefined,
+        status,
+        at: Date.now(),
+        body,
+        headers: req.headers,
+      });
       res.writeHead(status, headers).end(failing ? 'scripted failure\n' : 'accepted\n');
     });
   });

@@ -73,7 +73,9 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
       timeoutMs: options.startTimeoutMs ?? 60_000,
       intervalMs: 250,
       failed: () =>
-        exitCode === undefined ? undefined : new Error(`the Temporal dev server exited with code ${exitCode} while starting (is port ${address} taken?)`),
+        exitCode === undefined
+          ? undefined
+          : new Error(`the Temporal dev server exited with code ${exitCode} while starting (is port ${address} taken?)`),
     });
   } catch (err) {
     await stop();
@@ -125,7 +127,13 @@ export async function waitUntilServing(address: string, options: WaitUntilServin
 function searchAttributeTypeName(type: string): string {
   // SDK value types are SCREAMING_CASE; the CLI wants Text, Keyword, Int, Double, Bool, Datetime, KeywordList
   const names: Record<string, string> = {
-    TEXT: 'Text', KEYWORD: 'Keyword', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList',
+    TEXT: 'Text',
+    KEYWORD: 'Keyword',
+    INT: 'Int',
+    DOUBLE: 'Double',
+    BOOL: 'Bool',
+    DATETIME: 'Datetime',
+    KEYWORD_LIST: 'KeywordList',
   };
   const name = names[type];
   if (!name) throw new Error(`unknown search attribute type ${type}`);

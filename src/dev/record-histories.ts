@@ -34,7 +34,14 @@ const SCENARIOS: Scenario[] = [
   { name: 'rejected', input: (url) => ({ kind: 'event', target: `${url}/bad?fail=99&status=400` }) },
   { name: 'dropped', input: (url) => ({ kind: 'telemetry', qos: 0, target: `${url}/flaky?fail=1&status=503` }) },
   { name: 'exhausted', input: (url) => ({ kind: 'event', target: `${url}/down?fail=99&status=500`, policy: { maxAttempts: 3 } }) },
-  { name: 'expired', input: (url) => ({ kind: 'event', target: `${url}/down?fail=99&status=504`, policy: { maxAge: '1s', min: '400ms', jitter: 'none', initial: '400ms' } }) },
+  {
+    name: 'expired',
+    input: (url) => ({
+      kind: 'event',
+      target: `${url}/down?fail=99&status=504`,
+      policy: { maxAge: '1s', min: '400ms', jitter: 'none', initial: '400ms' },
+    }),
+  },
   {
     name: 'cancelled',
     input: (url) => ({ kind: 'event', target: `${url}/down?fail=99&status=503`, policy: { min: '1m', max: '1m' } }),
@@ -68,11 +75,19 @@ const SCENARIOS: Scenario[] = [
   {
     // the error class changes on every attempt (server, throttled): the workflow wakes to record each
     name: 'class-changed',
-    input: (url) => ({ kind: 'event', target: `${url}/classes?fail=3&status=502,429`, policy: { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' } }),
+    input: (url) => ({
+      kind: 'event',
+      target: `${url}/classes?fail=3&status=502,429`,
+      policy: { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' },
+    }),
   },
   {
     name: 'continued-as-new',
-    input: (url) => ({ kind: 'telemetry', target: `${url}/long?fail=4&status=502,429`, policy: { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' } }),
+    input: (url) => ({
+      kind: 'telemetry',
+      target: `${url}/long?fail=4&status=502,429`,
+      policy: { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' },
+    }),
     historyLimit: 20,
   },
 ];
@@ -91,8 +106,16 @@ async function main(): Promise<void> {
   const connected = await Redeliver.connect({ address: server.address, taskQueue: 'record-histories' });
   try {
     for (const scenario of SCENARIOS.filter((s) => only.length === 0 || only.includes(s.name))) {
-      const redeliver = scenario.historyLimit ? new Redeliver(connected.client, { taskQueue: 'record-histories', historyLimit: scenario.historyLimit }) : connected;
-      const handle = await redeliver.submit({ ...scenario.input(endpoint.url), tenant: 'fixtures', device: 'device-1', messageId: scenario.name, payload: { n: 1 } } as DeliveryInput);
+      const redeliver = scenario.historyLimit
+        ? new Redeliver(connected.client, { taskQueue: 'record-histories', historyLimit: scenario.historyLimit })
+        : connected;
+      const handle = await redeliver.submit({
+        ...scenario.input(endpoint.url),
+        tenant: 'fixtures',
+        device: 'device-1',
+        messageId: scenario.name,
+        payload: { n: 1 },
+      } as DeliveryInput);
       await scenario.act?.(redeliver, handle.deliveryId);
       const result = await handle.result();
       // every run of the delivery: one, or a chain when it continued as new
@@ -112,7 +135,9 @@ async function main(): Promise<void> {
     // the endpoint's workflow, fed by the worker's reports of the attempts above (it runs on: its history so far)
     if (only.length === 0 || only.includes('endpoint')) {
       await new Promise((res) => setTimeout(res, 4_000));
-      const history = await connected.client.workflow.getHandle(endpointWorkflowId(new URL(endpoint.url).host, 'record-histories')).fetchHistory();
+      const history = await connected.client.workflow
+        .getHandle(endpointWorkflowId(new URL(endpoint.url).host, 'record-histories'))
+        .fetchHistory();
       const file = path.join(outDir, 'endpointWorkflow_reports.json');
       writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
       console.log(`endpoint: ${history.events?.length} events → ${path.relative(projectRoot(), file)}`);

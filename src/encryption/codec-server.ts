@@ -79,7 +79,9 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
       if (!Array.isArray(body.payloads)) return send(res, 400, { message: 'the body must be {"payloads": [...]}' });
       payloads = body.payloads.map(fromJson);
     } catch (err) {
-      return send(res, (err as { status?: number }).status ?? 400, { message: `the body must be {"payloads": [...]}: ${(err as Error).message}` });
+      return send(res, (err as { status?: number }).status ?? 400, {
+        message: `the body must be {"payloads": [...]}: ${(err as Error).message}`,
+      });
     }
     try {
       const result = path === '/encode' ? await options.codec.encode(payloads) : await options.codec.decode(payloads);
@@ -115,12 +117,18 @@ function requestGuard(options: CodecServerOptions) {
       const host = req.headers.host === undefined ? '' : hostnameOf(req.headers.host);
       if (!hosts.has(host)) {
         const given = JSON.stringify(req.headers.host ?? '');
-        return { status: 403, message: `Host ${given} is not a name of this server (${[...hosts].join(', ')}); add it to REDELIVER_CODEC_ALLOWED_HOSTS` };
+        return {
+          status: 403,
+          message: `Host ${given} is not a name of this server (${[...hosts].join(', ')}); add it to REDELIVER_CODEC_ALLOWED_HOSTS`,
+        };
       }
       const origin = req.headers.origin;
       if (origin !== undefined && !origins.has(origin)) {
         const allowed = [...origins].join(', ') || 'none';
-        return { status: 403, message: `Origin ${JSON.stringify(origin)} may not call this server; allowed: ${allowed} (REDELIVER_CODEC_CORS_ORIGINS)` };
+        return {
+          status: 403,
+          message: `Origin ${JSON.stringify(origin)} may not call this server; allowed: ${allowed} (REDELIVER_CODEC_CORS_ORIGINS)`,
+        };
       }
       return undefined;
     },
@@ -186,7 +194,9 @@ function fromJson(value: unknown): Payload {
 
 function toJson(p: Payload): PayloadJson {
   return {
-    metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? new Uint8Array()).toString('base64')])),
+    metadata: Object.fromEntries(
+      Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? new Uint8Array()).toString('base64')]),
+    ),
     data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
   };
 }

@@ -45,7 +45,10 @@ export class AesGcmPayloadCodec implements PayloadCodec {
       if (text(payload.metadata?.[METADATA_ENCODING_KEY]) !== ENCRYPTED_ENCODING) return payload;
       const id = text(payload.metadata?.[KEY_ID_METADATA]);
       const entry = id === undefined ? undefined : this.keys.byId.get(id);
-      if (!entry) throw new Error(`a payload is encrypted with key id ${JSON.stringify(id)}, which is not among this process's keys (${[...this.keys.byId.keys()].join(', ')})`);
+      if (!entry)
+        throw new Error(
+          `a payload is encrypted with key id ${JSON.stringify(id)}, which is not among this process's keys (${[...this.keys.byId.keys()].join(', ')})`,
+        );
       const data = payload.data ?? new Uint8Array();
       if (data.length < IV_BYTES + TAG_BYTES) throw new Error(`an encrypted payload (key id ${id}) is too short to be one`);
       const decipher = createDecipheriv('aes-256-gcm', entry.key, data.subarray(0, IV_BYTES));

@@ -35,7 +35,10 @@ export function parseKeyRing(spec: string, source = 'keys'): KeyRing {
     if (!KEY_ID.test(id)) return problems.push(`${which}: the key id must be 1-64 letters, digits, '.', '_' or '-'`);
     if (keys.some((k) => k.id === id)) return problems.push(`${which}: the key id ${id} appears twice`);
     const key = BASE64.test(material) ? Buffer.from(material.replace(/-/g, '+').replace(/_/g, '/'), 'base64') : undefined;
-    if (!key || key.length !== 32) return problems.push(`${which}: the key must be 32 bytes in base64 (44 characters; e.g. \`openssl rand -base64 32\`)${key ? `, got ${key.length} bytes` : ''}`);
+    if (!key || key.length !== 32)
+      return problems.push(
+        `${which}: the key must be 32 bytes in base64 (44 characters; e.g. \`openssl rand -base64 32\`)${key ? `, got ${key.length} bytes` : ''}`,
+      );
     keys.push({ id, key });
   });
   if (!problems.length && keys.length === 0) problems.push('no key given');
@@ -47,7 +50,8 @@ export function parseKeyRing(spec: string, source = 'keys'): KeyRing {
 export function readKeyRing(reader: EnvReader): KeyRing | undefined {
   const inline = reader.string('REDELIVER_ENCRYPTION_KEYS');
   const file = reader.string('REDELIVER_ENCRYPTION_KEYS_FILE');
-  if (inline !== undefined && file !== undefined) return reader.problem('REDELIVER_ENCRYPTION_KEYS', 'and REDELIVER_ENCRYPTION_KEYS_FILE are both set; give one');
+  if (inline !== undefined && file !== undefined)
+    return reader.problem('REDELIVER_ENCRYPTION_KEYS', 'and REDELIVER_ENCRYPTION_KEYS_FILE are both set; give one');
   const variable = file !== undefined ? 'REDELIVER_ENCRYPTION_KEYS_FILE' : 'REDELIVER_ENCRYPTION_KEYS';
   let spec = inline;
   if (file !== undefined) {

@@ -91,9 +91,24 @@ type SpellKind = 'glitch' | 'reconnection' | 'downtime';
 /** A ledger for an endpoint from `at`: no spell until the first failure. Throws on an invalid option. */
 export function openEndpointLedger(options: EndpointLedgerOptions, at: number): EndpointLedger {
   const settings = { ...DEFAULT_ENDPOINT_LEDGER_SETTINGS, ...definedOnly(options) };
-  requireThat('thresholdMs', settings.thresholdMs, Number.isFinite(settings.thresholdMs) && settings.thresholdMs >= 0, 'a finite number of ms ≥ 0');
-  requireThat('reconnectWindowMs', settings.reconnectWindowMs, Number.isFinite(settings.reconnectWindowMs) && settings.reconnectWindowMs >= 0, 'a finite number of ms ≥ 0');
-  requireThat('reconnectAttempts', settings.reconnectAttempts, Number.isInteger(settings.reconnectAttempts) && settings.reconnectAttempts >= 1, 'a whole number ≥ 1');
+  requireThat(
+    'thresholdMs',
+    settings.thresholdMs,
+    Number.isFinite(settings.thresholdMs) && settings.thresholdMs >= 0,
+    'a finite number of ms ≥ 0',
+  );
+  requireThat(
+    'reconnectWindowMs',
+    settings.reconnectWindowMs,
+    Number.isFinite(settings.reconnectWindowMs) && settings.reconnectWindowMs >= 0,
+    'a finite number of ms ≥ 0',
+  );
+  requireThat(
+    'reconnectAttempts',
+    settings.reconnectAttempts,
+    Number.isInteger(settings.reconnectAttempts) && settings.reconnectAttempts >= 1,
+    'a whole number ≥ 1',
+  );
   requireThat('at', at, Number.isFinite(at), 'a time in epoch ms');
   return { ...settings, openedAt: at, lastAt: at, spell: null, totalMs: 0, periods: [], droppedUntil: null, glitches: 0, reconnections: 0 };
 }
@@ -111,7 +126,8 @@ export function recordOutcome(ledger: EndpointLedger, outcome: AttemptOutcome): 
   // clamping keeps every spell non-negative
   const at = Number.isFinite(outcome.at) ? Math.max(outcome.at, ledger.lastAt) : ledger.lastAt;
   const moved = at === ledger.lastAt ? ledger : { ...ledger, lastAt: at };
-  if (sendingWasPossible(outcome)) return ledger.spell && !(late && outcome.at < ledger.spell.from) ? endSpell(moved, ledger.spell, at) : moved;
+  if (sendingWasPossible(outcome))
+    return ledger.spell && !(late && outcome.at < ledger.spell.from) ? endSpell(moved, ledger.spell, at) : moved;
   if (late && !ledger.spell) return moved;
   return { ...moved, spell: withFailure(ledger.spell ?? { from: at, failures: 0, onlyConnection: true, codes: [] }, outcome) };
 }
@@ -208,7 +224,14 @@ function currentSpell(settings: EndpointLedgerSettings, spell: Spell, now: numbe
 
 function reportPeriod(period: EndedPeriod, start: number): EndpointDowntimePeriod {
   const from = Math.max(period.from, start);
-  return { from: iso(from), to: iso(period.to), durationMs: period.to - from, attempts: period.attempts, failures: period.failures, reason: period.reason };
+  return {
+    from: iso(from),
+    to: iso(period.to),
+    durationMs: period.to - from,
+    attempts: period.attempts,
+    failures: period.failures,
+    reason: period.reason,
+  };
 }
 
 /** Options given as undefined take the default, as if left out. */

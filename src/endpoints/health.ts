@@ -93,7 +93,8 @@ export function healthAt(ledger: HealthLedger, now: number): EndpointHealth {
     failures += s.failures;
   }
   // a spell that goes on without further attempts turns into failing by time alone
-  const failingSince = ledger.failingSince ?? (ledger.spellSince !== null && now - ledger.spellSince >= FAILING_AFTER_MS ? ledger.spellSince : null);
+  const failingSince =
+    ledger.failingSince ?? (ledger.spellSince !== null && now - ledger.spellSince >= FAILING_AFTER_MS ? ledger.spellSince : null);
   const state: EndpointHealthState =
     failingSince !== null ? 'failing' : ledger.recoveredAt !== null && now - ledger.recoveredAt < RECOVERY_MS ? 'recovering' : 'healthy';
   return {

@@ -75,7 +75,7 @@ export interface EndpointDowntimeReport {
   complete: boolean;
 }
 
-/** What a worker reports to an endpoint's workflow about once a second (endpoints/reporter.ts). */
+/** What a worker reports to an endpoint's workflow about once a second (activities/endpoint-reporter.ts). */
 export interface EndpointReport {
   /** The reporting worker (pid@host/random): the endpoint counts the workers retrying to it. */
   worker: string;

@@ -98,9 +98,33 @@ function legend(panels: Panel[], x0: number, y: number): string {
     x += 30 + name.length * 13 * CHAR_EM + 28;
   };
   for (const panel of panels) {
-    for (const band of panel.bands ?? []) add(band.name, el('rect', { x: 0, y: -7, width: 24, height: 14, fill: band.color, 'fill-opacity': 0.25, stroke: band.color, 'stroke-opacity': 0.5 }));
+    for (const band of panel.bands ?? [])
+      add(
+        band.name,
+        el('rect', {
+          x: 0,
+          y: -7,
+          width: 24,
+          height: 14,
+          fill: band.color,
+          'fill-opacity': 0.25,
+          stroke: band.color,
+          'stroke-opacity': 0.5,
+        }),
+      );
     for (const line of panel.lines ?? []) {
-      add(line.name, el('line', { x1: 0, x2: 24, y1: 0, y2: 0, stroke: line.color, 'stroke-width': 2.5, 'stroke-dasharray': line.dashed ? '6 4' : undefined }) + el('circle', { cx: 12, cy: 0, r: 3.5, fill: line.color }));
+      add(
+        line.name,
+        el('line', {
+          x1: 0,
+          x2: 24,
+          y1: 0,
+          y2: 0,
+          stroke: line.color,
+          'stroke-width': 2.5,
+          'stroke-dasharray': line.dashed ? '6 4' : undefined,
+        }) + el('circle', { cx: 12, cy: 0, r: 3.5, fill: line.color }),
+      );
     }
   }
   return el('g', {}, ...items);
@@ -111,7 +135,11 @@ function renderPanel(panel: Panel, width: number, height: number): string {
   const bands = panel.bands ?? [];
   const rules = panel.rules ?? [];
   const xs = [...lines.flatMap((l) => l.points.map((p) => p[0])), ...bands.flatMap((b) => b.points.map((p) => p[0]))];
-  const ys = [...lines.flatMap((l) => l.points.map((p) => p[1])), ...bands.flatMap((b) => b.points.flatMap((p) => [p[1], p[2]])), ...rules.map((r) => r.y)];
+  const ys = [
+    ...lines.flatMap((l) => l.points.map((p) => p[1])),
+    ...bands.flatMap((b) => b.points.flatMap((p) => [p[1], p[2]])),
+    ...rules.map((r) => r.y),
+  ];
   const xScale = fitScale(panel.x, xs);
   const yScale = fitScale(panel.y, ys);
   const plotW = width - MARGIN.left - MARGIN.right;
@@ -129,16 +157,39 @@ function renderPanel(panel: Panel, width: number, height: number): string {
 
   for (const band of bands) {
     const pts = band.points.filter((p) => visible(p[1]) && visible(p[2]));
-    const outline: [number, number][] = [...pts.map((p): [number, number] => [X(p[0]), Y(p[2])]), ...[...pts].reverse().map((p): [number, number] => [X(p[0]), Y(p[1])])];
-    parts.push(el('path', { d: `${pathOf(outline)}Z`, fill: band.color, 'fill-opacity': 0.22, stroke: band.color, 'stroke-opacity': 0.45 }));
+    const outline: [number, number][] = [
+      ...pts.map((p): [number, number] => [X(p[0]), Y(p[2])]),
+      ...[...pts].reverse().map((p): [number, number] => [X(p[0]), Y(p[1])]),
+    ];
+    parts.push(
+      el('path', { d: `${pathOf(outline)}Z`, fill: band.color, 'fill-opacity': 0.22, stroke: band.color, 'stroke-opacity': 0.45 }),
+    );
   }
   for (const rule of rules) {
-    parts.push(el('line', { x1: MARGIN.left, x2: MARGIN.left + plotW, y1: Y(rule.y), y2: Y(rule.y), stroke: rule.color, 'stroke-width': 1.5, 'stroke-dasharray': '8 5' }));
+    parts.push(
+      el('line', {
+        x1: MARGIN.left,
+        x2: MARGIN.left + plotW,
+        y1: Y(rule.y),
+        y2: Y(rule.y),
+        stroke: rule.color,
+        'stroke-width': 1.5,
+        'stroke-dasharray': '8 5',
+      }),
+    );
     parts.push(text(rule.label, { x: MARGIN.left + 6, y: Y(rule.y) - 6, 'font-size': 12, fill: rule.color, ...HALO }));
   }
   for (const line of lines) {
     const pts = line.points.filter((p) => visible(p[1]));
-    parts.push(el('path', { d: pathOf(pts.map(([x, y]) => [X(x), Y(y)])), fill: 'none', stroke: line.color, 'stroke-width': 2.5, 'stroke-dasharray': line.dashed ? '6 4' : undefined }));
+    parts.push(
+      el('path', {
+        d: pathOf(pts.map(([x, y]) => [X(x), Y(y)])),
+        fill: 'none',
+        stroke: line.color,
+        'stroke-width': 2.5,
+        'stroke-dasharray': line.dashed ? '6 4' : undefined,
+      }),
+    );
     let free = -Infinity; // where the last point label ended: labels that would overlap it are left out
     for (const [x, y] of pts) {
       parts.push(el('circle', { cx: X(x), cy: Y(y), r: 3.5, fill: line.color }));
@@ -164,7 +215,17 @@ function axes(xScale: Scale, yScale: Scale, X: (v: number) => number, Y: (v: num
     parts.push(el('line', { x1: X(t), x2: X(t), y1: bottom, y2: bottom + 5, stroke: '#333' }));
     parts.push(text(xScale.format(t), { x: X(t), y: bottom + 19, 'font-size': 12, 'text-anchor': 'middle', fill: '#333' }));
   }
-  parts.push(el('path', { d: pathOf([[left, MARGIN.top], [left, bottom], [left + plotW, bottom]]), fill: 'none', stroke: '#333' }));
+  parts.push(
+    el('path', {
+      d: pathOf([
+        [left, MARGIN.top],
+        [left, bottom],
+        [left + plotW, bottom],
+      ]),
+      fill: 'none',
+      stroke: '#333',
+    }),
+  );
   return parts;
 }
 

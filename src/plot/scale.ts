@@ -22,11 +22,35 @@ export interface Scale {
 
 /** Human steps for durations in ms: 1 ms … 30 d. */
 export const DURATION_TICKS: readonly number[] = [
-  1, 2, 5, 10, 20, 50, 100, 200, 500,
-  1e3, 2e3, 5e3, 10e3, 20e3, 30e3,
-  60e3, 2 * 60e3, 5 * 60e3, 10 * 60e3, 20 * 60e3, 30 * 60e3,
-  3_600e3, 2 * 3_600e3, 6 * 3_600e3, 12 * 3_600e3,
-  86_400e3, 2 * 86_400e3, 7 * 86_400e3, 30 * 86_400e3,
+  1,
+  2,
+  5,
+  10,
+  20,
+  50,
+  100,
+  200,
+  500,
+  1e3,
+  2e3,
+  5e3,
+  10e3,
+  20e3,
+  30e3,
+  60e3,
+  2 * 60e3,
+  5 * 60e3,
+  10 * 60e3,
+  20 * 60e3,
+  30 * 60e3,
+  3_600e3,
+  2 * 3_600e3,
+  6 * 3_600e3,
+  12 * 3_600e3,
+  86_400e3,
+  2 * 86_400e3,
+  7 * 86_400e3,
+  30 * 86_400e3,
 ];
 
 const MAX_TICKS = 9;
@@ -43,7 +67,11 @@ export function fitScale(spec: AxisSpec, values: number[]): Scale {
   // room around the data on a log axis, where snapping to a tick can leave none
   if (log) [lo, hi] = [lo / 1.5, hi * 1.2];
 
-  const candidates = spec.ticks ? [...spec.ticks].sort((a, b) => a - b) : log ? logSteps(lo, hi) : linearSteps(lo, hi, spec.integer ?? false);
+  const candidates = spec.ticks
+    ? [...spec.ticks].sort((a, b) => a - b)
+    : log
+      ? logSteps(lo, hi)
+      : linearSteps(lo, hi, spec.integer ?? false);
   const below = candidates.filter((t) => t <= lo);
   const above = candidates.filter((t) => t >= hi);
   const min = below.length ? below[below.length - 1]! : lo;

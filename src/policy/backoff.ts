@@ -19,11 +19,7 @@ export function backoffWindow(policy: Pick<BackoffPolicy, 'initial' | 'multiplie
 }
 
 /** The policy's own wait after attempt `state.attempts` (jitter, then the floor), in whole ms; no hints, no bounds. */
-export function backoffDelay(
-  policy: BackoffPolicy,
-  state: Pick<RetryState, 'attempts' | 'previousDelay'>,
-  random: () => number,
-): number {
+export function backoffDelay(policy: BackoffPolicy, state: Pick<RetryState, 'attempts' | 'previousDelay'>, random: () => number): number {
   const window = backoffWindow(policy, state.attempts);
   let delay: number;
   switch (policy.jitter) {

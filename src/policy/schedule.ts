@@ -25,7 +25,11 @@ export function attemptTimeline(policy: BackoffPolicy, random: () => number, opt
   let previousDelay: number | null = null;
   while (offsets.length < attempts) {
     const failedAt = offsets[offsets.length - 1]! + attemptMs;
-    const decision = nextDelay(policy, { attempts: offsets.length, previousDelay, firstAttemptAt: startAt, now: startAt + failedAt }, random);
+    const decision = nextDelay(
+      policy,
+      { attempts: offsets.length, previousDelay, firstAttemptAt: startAt, now: startAt + failedAt },
+      random,
+    );
     if (!decision.retry) return { offsets, ending: decision.outcome };
     previousDelay = decision.delay;
     offsets.push(failedAt + decision.delay);

@@ -63,5 +63,4 @@ export interface RetryState {
 
 export type RetryDecision =
   /** Wait `delay` ms, then attempt again; `hinted` when a server hint set the wait. */
-  | { retry: true; delay: number; hinted: boolean }
-  | { retry: false; outcome: 'expired' | 'exhausted'; reason: string };
+  { retry: true; delay: number; hinted: boolean } | { retry: false; outcome: 'expired' | 'exhausted'; reason: string };

@@ -25,6 +25,15 @@ export function backoffOf(strategy: Strategy, base: number, cap: number, min = 0
   if (strategy === 'no-backoff') return () => 0;
   // the article's clients double before the first wait, which redeliver's engine (window
   // initial * 2^(attempts - 1)) reproduces with attempts = failures + 1
-  const policy: BackoffPolicy = { jitter: JITTER_OF[strategy], initial: base, multiplier: 2, min, max: cap, maxAttempts: 0, maxAge: null, deadline: null };
+  const policy: BackoffPolicy = {
+    jitter: JITTER_OF[strategy],
+    initial: base,
+    multiplier: 2,
+    min,
+    max: cap,
+    maxAttempts: 0,
+    maxAge: null,
+    deadline: null,
+  };
   return (failures, previousDelay, random) => backoffDelay(policy, { attempts: failures + 1, previousDelay }, random);
 }

@@ -62,7 +62,12 @@ export function downtimeReport(ledger: DowntimeLedger, now: number): DowntimeRep
           const durationMs = Math.max(0, now - ledger.downSince);
           return { since: iso(ledger.downSince), durationMs, reason: ledger.downReason, countsAsDowntime: durationMs > ledger.thresholdMs };
         })();
-  const periods: DowntimePeriod[] = ledger.periods.map((p) => ({ from: iso(p.from), to: iso(p.to), durationMs: p.to - p.from, reason: p.reason }));
+  const periods: DowntimePeriod[] = ledger.periods.map((p) => ({
+    from: iso(p.from),
+    to: iso(p.to),
+    durationMs: p.to - p.from,
+    reason: p.reason,
+  }));
   return {
     thresholdMs: ledger.thresholdMs,
     since: iso(ledger.since),

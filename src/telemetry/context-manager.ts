@@ -13,7 +13,12 @@ export class AsyncLocalStorageContextManager implements ContextManager {
     return this.storage.getStore() ?? ROOT_CONTEXT;
   }
 
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(context: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    context: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
     const call = thisArg === undefined ? fn : (fn.bind(thisArg) as F);
     return this.storage.run(context, call, ...args);
   }

@@ -1,7 +1,14 @@
 import { context, propagation, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { Resource } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ConsoleSpanExporter,
+  SimpleSpanProcessor,
+  type SpanExporter,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import {
   makeWorkflowExporter,
   OpenTelemetryActivityInboundInterceptor,
@@ -16,7 +23,11 @@ export const TRACES_EXPORTERS = ['none', 'console', 'otlp'] as const;
 export type TracesExporter = (typeof TRACES_EXPORTERS)[number];
 
 /** The OTLP exporter packages tried for `otlp`, in order; none is installed with redeliver. */
-export const OTLP_PACKAGES = ['@opentelemetry/exporter-trace-otlp-proto', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/exporter-trace-otlp-grpc'];
+export const OTLP_PACKAGES = [
+  '@opentelemetry/exporter-trace-otlp-proto',
+  '@opentelemetry/exporter-trace-otlp-http',
+  '@opentelemetry/exporter-trace-otlp-grpc',
+];
 
 /** The workflow interceptors that must be inside the workflow bundle for workflow spans. */
 export const WORKFLOW_TRACING_MODULE = require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');

@@ -40,7 +40,11 @@ export const BLOCKED_RANGES: readonly RangeDefinition[] = [
   },
   { name: 'this-network', description: '"this network" / unspecified', cidrs: ['0.0.0.0/8', '::/128'] },
   { name: 'loopback', description: 'loopback', cidrs: ['127.0.0.0/8', '::1/128'] },
-  { name: 'private', description: 'private network', cidrs: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7', '64:ff9b:1::/48'] },
+  {
+    name: 'private',
+    description: 'private network',
+    cidrs: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7', '64:ff9b:1::/48'],
+  },
   { name: 'link-local', description: 'link-local', cidrs: ['169.254.0.0/16', 'fe80::/10'] },
   { name: 'cgnat', description: 'carrier-grade NAT (shared address space)', cidrs: ['100.64.0.0/10'] },
   { name: 'multicast', description: 'multicast', cidrs: ['224.0.0.0/4', 'ff00::/8'] },
@@ -139,7 +143,9 @@ export class AddressGuard {
       else if (!addCidr(cidrs, entry)) bad.push(JSON.stringify(entry));
     }
     if (bad.length) {
-      throw new Error(`${source}: ${bad.join(', ')} ${bad.length > 1 ? 'are' : 'is'} not a range name (${RANGE_NAMES.join(', ')}), a CIDR or an IP address`);
+      throw new Error(
+        `${source}: ${bad.join(', ')} ${bad.length > 1 ? 'are' : 'is'} not a range name (${RANGE_NAMES.join(', ')}), a CIDR or an IP address`,
+      );
     }
     return new AddressGuard(names, cidrs, entries);
   }
@@ -177,7 +183,7 @@ export type LookupFunction = (hostname: string, options: LookupOptions, callback
  */
 export function guardedLookup(guard: AddressGuard, lookup: LookupFunction = dnsLookup as unknown as LookupFunction): LookupFunction {
   return (hostname, options, callback) => {
-    const opts = (typeof options === 'number' ? { family: options } : options ?? {}) as LookupOptions;
+    const opts = (typeof options === 'number' ? { family: options } : (options ?? {})) as LookupOptions;
     lookup(hostname, { ...opts, all: true } as LookupAllOptions, (err, answer) => {
       if (err) return callback(err, '');
       const all = Array.isArray(answer) ? answer : [{ address: answer, family: isIP(answer) }];

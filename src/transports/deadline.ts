@@ -22,7 +22,10 @@ export function attemptDeadline(timeoutMs: number, cancel?: AbortSignal): Attemp
   const controller = new AbortController();
   const signal = controller.signal;
   const cancelled = () => controller.abort(cancel?.reason);
-  const timer = setTimeout(() => controller.abort(new DOMException(`the attempt did not finish within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+  const timer = setTimeout(
+    () => controller.abort(new DOMException(`the attempt did not finish within ${timeoutMs} ms`, 'TimeoutError')),
+    timeoutMs,
+  );
   if (cancel?.aborted) cancelled();
   else cancel?.addEventListener('abort', cancelled, { once: true });
   return {

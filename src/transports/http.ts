@@ -37,9 +37,15 @@ export interface HttpAgentOptions extends Agent.Options {
  */
 export function createHttpAgent(options: HttpAgentOptions = {}): Dispatcher {
   const { allow, connect, connectTimeout, ...rest } = options;
-  if (typeof connect === 'function') throw new Error('createHttpAgent: pass connect options, not a connector: a connector of its own would bypass the SSRF guard');
+  if (typeof connect === 'function')
+    throw new Error('createHttpAgent: pass connect options, not a connector: a connector of its own would bypass the SSRF guard');
   const guard = allow instanceof AddressGuard ? allow : AddressGuard.parse(allow, 'allow');
-  return new Agent({ keepAliveTimeout: 10_000, connections: 64, ...rest, connect: guardedConnector(guard, { ...(connectTimeout != null && { timeout: connectTimeout }), ...connect }) });
+  return new Agent({
+    keepAliveTimeout: 10_000,
+    connections: 64,
+    ...rest,
+    connect: guardedConnector(guard, { ...(connectTimeout != null && { timeout: connectTimeout }), ...connect }),
+  });
 }
 
 /** undici's connector, refusing blocked addresses before connecting (literals, lookups) and after (the peer). */
@@ -108,7 +114,8 @@ async function readBody(body: AsyncIterable<Buffer>, keep: number): Promise<stri
 }
 
 // Node's and OpenSSL's certificate and handshake codes (tls.TLSSocket authorizationError, ERR_SSL_*)
-const TLS_CODE = /^(CERT_|ERR_TLS_|ERR_SSL_|ERR_OSSL_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_|INVALID_CA|HOSTNAME_MISMATCH)/;
+const TLS_CODE =
+  /^(CERT_|ERR_TLS_|ERR_SSL_|ERR_OSSL_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_|INVALID_CA|HOSTNAME_MISMATCH)/;
 
 /**
  * undici's own codes, as the Node network codes an operator knows (observed against real servers, see
@@ -125,12 +132,20 @@ function networkCode(code: string): string {
 /** What an undici error means as an attempt outcome (also for the command subscriptions' callback requests). */
 export function outcomeOfError(err: unknown, timeoutMs: number, timedOut: boolean): TransportOutcome {
   const blocked = [err, (err as { cause?: unknown } | undefined)?.cause].find((e) => e instanceof BlockedAddressError);
-  if (blocked) return { kind: 'blocked-address', host: blocked.host, address: blocked.address, range: blocked.refusal.range, description: describeRefusal(blocked.refusal) };
+  if (blocked)
+    return {
+      kind: 'blocked-address',
+      host: blocked.host,
+      address: blocked.address,
+      range: blocked.refusal.range,
+      description: describeRefusal(blocked.refusal),
+    };
   const e = err as { code?: unknown; name?: string; message?: string; cause?: { code?: unknown; message?: string } };
   if (timedOut || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') return { kind: 'timeout', afterMs: timeoutMs };
   const rawCode = typeof e.cause?.code === 'string' ? e.cause.code : typeof e.code === 'string' ? e.code : 'UNKNOWN';
   const message = e.cause?.message ?? e.message;
-  if (rawCode === 'ERR_INVALID_URL' || rawCode === 'UND_ERR_INVALID_ARG') return { kind: 'invalid-target', message: message ?? 'invalid request' };
+  if (rawCode === 'ERR_INVALID_URL' || rawCode === 'UND_ERR_INVALID_ARG')
+    return { kind: 'invalid-target', message: message ?? 'invalid request' };
   if (TLS_CODE.test(rawCode)) return { kind: 'tls', code: rawCode, ...(message && { message }) };
   return { kind: 'network', code: networkCode(rawCode), ...(message && { message }) };
 }

@@ -130,12 +130,14 @@ export function credentialProblems(env: NodeJS.ProcessEnv): ConfigProblem[] {
     }
   };
   for (const [variable, value] of Object.entries(env)) {
-    if (variable.startsWith(CREDENTIAL_ENV_PREFIX) && variable !== CREDENTIALS_FILE_ENV && value?.trim()) check(variable, () => parseCredential(value));
+    if (variable.startsWith(CREDENTIAL_ENV_PREFIX) && variable !== CREDENTIALS_FILE_ENV && value?.trim())
+      check(variable, () => parseCredential(value));
   }
   const file = env[CREDENTIALS_FILE_ENV]?.trim();
   if (file) {
     check(CREDENTIALS_FILE_ENV, () => {
-      for (const [name, entry] of Object.entries(readCredentialsFile(file))) check(CREDENTIALS_FILE_ENV, () => checked(entry), `${file}: "${name}": `);
+      for (const [name, entry] of Object.entries(readCredentialsFile(file)))
+        check(CREDENTIALS_FILE_ENV, () => checked(entry), `${file}: "${name}": `);
     });
   }
   return problems;
@@ -164,7 +166,8 @@ function readCredentialsFile(file: string): Record<string, unknown> {
     // JSON.parse's message quotes the text: it holds secrets
     throw new Error(`${file} is not valid JSON`);
   }
-  if (typeof all !== 'object' || all === null || Array.isArray(all)) throw new Error(`${file} must hold a JSON object of credentials by name`);
+  if (typeof all !== 'object' || all === null || Array.isArray(all))
+    throw new Error(`${file} must hold a JSON object of credentials by name`);
   return all as Record<string, unknown>;
 }
 
@@ -180,11 +183,17 @@ function parseCredential(text: string): MqttCredential {
 }
 
 function checked(value: unknown): MqttCredential {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('must be an object { username?, password?, brokers }');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error('must be an object { username?, password?, brokers }');
   const { username, password, brokers, ...rest } = value as Record<string, unknown>;
-  if (Object.keys(rest).length > 0) throw new Error(`has unknown fields: ${Object.keys(rest).join(', ')} (known: username, password, brokers)`);
+  if (Object.keys(rest).length > 0)
+    throw new Error(`has unknown fields: ${Object.keys(rest).join(', ')} (known: username, password, brokers)`);
   if (username !== undefined && typeof username !== 'string') throw new Error('username must be a string');
   if (password !== undefined && typeof password !== 'string') throw new Error('password must be a string');
   parseBinding(brokers, MQTT_CREDENTIAL);
-  return { ...(username !== undefined && { username }), ...(password !== undefined && { password }), brokers: brokers as MqttCredential['brokers'] };
+  return {
+    ...(username !== undefined && { username }),
+    ...(password !== undefined && { password }),
+    brokers: brokers as MqttCredential['brokers'],
+  };
 }

@@ -63,7 +63,8 @@ export const DEFAULT_KEEPALIVE_SECONDS = 30;
 export const DEFAULT_IDLE_MS = 120_000;
 
 // Node's and OpenSSL's certificate and handshake codes, as the HTTP transport reads them
-const TLS_CODE = /^(CERT_|ERR_TLS_|ERR_SSL_|ERR_OSSL_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_|INVALID_CA|HOSTNAME_MISMATCH)/;
+const TLS_CODE =
+  /^(CERT_|ERR_TLS_|ERR_SSL_|ERR_OSSL_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_|INVALID_CA|HOSTNAME_MISMATCH)/;
 
 /** mqtt.js's keep-alive timer, unref'd: an idle connection never keeps a process alive. */
 const UNREF_TIMER = {
@@ -100,7 +101,9 @@ export interface MqttConnectContext {
 export type Connected = { ok: true; client: MqttClient; connack: IConnackPacket } | { ok: false; outcome: TransportOutcome };
 
 /** The login and TLS trust of a connection, and a fingerprint of both: what a pooled connection is reused for. */
-export type Access = { ok: true; login: { username?: string; password?: string }; tls: MqttTls | null; fingerprint: string } | { ok: false; outcome: TransportOutcome };
+export type Access =
+  | { ok: true; login: { username?: string; password?: string }; tls: MqttTls | null; fingerprint: string }
+  | { ok: false; outcome: TransportOutcome };
 
 /**
  * What a connection to `endpoint` logs in with and trusts, resolved now. A credential is released only
@@ -111,7 +114,7 @@ export type Access = { ok: true; login: { username?: string; password?: string }
  */
 export function accessFor(endpoint: MqttEndpoint, credentials: CredentialResolver): Access {
   const secure = /^mqtts:/i.test(endpoint.url);
-  if (endpoint.credential === null) return { ok: true, login: {}, tls: secure ? endpoint.tls ?? {} : null, fingerprint: '' };
+  if (endpoint.credential === null) return { ok: true, login: {}, tls: secure ? (endpoint.tls ?? {}) : null, fingerprint: '' };
   if (endpoint.tls?.ca !== undefined || endpoint.tls?.servername !== undefined) {
     const message =
       `a connection with the MQTT credential "${endpoint.credential}" may not set tls.ca or tls.servername: its TLS trust is its binding's ` +
@@ -122,8 +125,15 @@ export function accessFor(endpoint: MqttEndpoint, credentials: CredentialResolve
   if (!released.ok) return released;
   const { username, password } = released.secret;
   const login = { ...(username !== undefined && { username }), ...(password !== undefined && { password }) };
-  const tls = secure ? released.options ?? {} : null;
-  return { ok: true, login, tls, fingerprint: createHash('sha256').update(JSON.stringify([login, tls])).digest('base64url') };
+  const tls = secure ? (released.options ?? {}) : null;
+  return {
+    ok: true,
+    login,
+    tls,
+    fingerprint: createHash('sha256')
+      .update(JSON.stringify([login, tls]))
+      .digest('base64url'),
+  };
 }
 
 /**
@@ -144,7 +154,8 @@ export async function connectMqtt(
     return { ok: false, outcome: { kind: 'invalid-target', message: `not a URL: ${JSON.stringify(endpoint.url)}` } };
   }
   const secure = url.protocol === 'mqtts:';
-  if (!secure && url.protocol !== 'mqtt:') return { ok: false, outcome: { kind: 'invalid-target', message: `scheme ${url.protocol} is not mqtt: or mqtts:` } };
+  if (!secure && url.protocol !== 'mqtt:')
+    return { ok: false, outcome: { kind: 'invalid-target', message: `scheme ${url.protocol} is not mqtt: or mqtts:` } };
   // before any socket: a credential goes only to the brokers it is bound to, trusting what its binding trusts
   if (!access.ok) return access;
   const { login, tls: tlsOptions } = access;
@@ -186,7 +197,9 @@ export async function connectMqtt(
     client.on('packetreceive', onPacket);
     // an MqttClient without an 'error' listener throws: this one stays for the connection's life
     client.on('error', (err) => finish({ ok: false, outcome: outcomeOfError(err, v5, 'connack', options.timeoutMs, connack) }));
-    client.once('close', () => finish({ ok: false, outcome: { kind: 'mqtt-closed', message: 'the connection closed before the broker answered CONNECT' } }));
+    client.once('close', () =>
+      finish({ ok: false, outcome: { kind: 'mqtt-closed', message: 'the connection closed before the broker answered CONNECT' } }),
+    );
     client.once('connect', (packet) => {
       (client.stream as { unref?: () => void }).unref?.();
       finish({ ok: true, client, connack: packet });
@@ -208,7 +221,14 @@ function guardedStream(guard: AddressGuard, host: string, port: number, tlsOptio
   }
   const lookup = guardedLookup(guard) as unknown as net.LookupFunction;
   const socket = tlsOptions
-    ? tls.connect({ host, port, lookup, servername: tlsOptions.servername ?? (net.isIP(host) ? undefined : host), rejectUnauthorized: true, ...(tlsOptions.ca !== undefined && { ca: tlsOptions.ca }) })
+    ? tls.connect({
+        host,
+        port,
+        lookup,
+        servername: tlsOptions.servername ?? (net.isIP(host) ? undefined : host),
+        rejectUnauthorized: true,
+        ...(tlsOptions.ca !== undefined && { ca: tlsOptions.ca }),
+      })
     : net.connect({ host, port, lookup });
   socket.once(tlsOptions ? 'secureConnect' : 'connect', () => {
     const peer = socket.remoteAddress;
@@ -230,7 +250,13 @@ export function outcomeOfError(
   withProperties?: { properties?: { reasonString?: string; serverReference?: string } },
 ): TransportOutcome {
   if (err instanceof BlockedAddressError) {
-    return { kind: 'blocked-address', host: err.host, address: err.address, range: err.refusal.range, description: describeRefusal(err.refusal) };
+    return {
+      kind: 'blocked-address',
+      host: err.host,
+      address: err.address,
+      range: err.refusal.range,
+      description: describeRefusal(err.refusal),
+    };
   }
   const e = err as { code?: unknown; message?: string };
   const message = e.message ?? String(err);
@@ -341,13 +367,15 @@ export class MqttPool {
           req.signal?.removeEventListener('abort', abort);
           conn.pending.delete(pending);
           // an unanswered QoS 1 message must not linger in mqtt.js's outgoing store (and be resent by it)
-          if (outcome.kind === 'mqtt-no-puback' && pending.packetId !== undefined && !conn.closed) conn.client.removeOutgoingMessage(pending.packetId);
+          if (outcome.kind === 'mqtt-no-puback' && pending.packetId !== undefined && !conn.closed)
+            conn.client.removeOutgoingMessage(pending.packetId);
           conn.touch();
           resolve(done(outcome));
         },
       };
       const timer = setTimeout(
-        () => pending.settle(req.qos === 1 ? { kind: 'mqtt-no-puback', afterMs: req.timeoutMs } : { kind: 'timeout', afterMs: req.timeoutMs }),
+        () =>
+          pending.settle(req.qos === 1 ? { kind: 'mqtt-no-puback', afterMs: req.timeoutMs } : { kind: 'timeout', afterMs: req.timeoutMs }),
         Math.max(1, deadline - Date.now()),
       );
       const abort = () => pending.settle({ kind: 'timeout', afterMs: performance.now() - started });
@@ -359,7 +387,8 @@ export class MqttPool {
       conn.client.publish(req.topic, payload, { qos: req.qos, ...(properties && { properties }) }, (err) => {
         // QoS 1 ends with the PUBACK (see PooledConnection); here only a failure to send at all
         if (req.qos === 0) pending.settle(err ? outcomeOfError(err, v5, 'puback', req.timeoutMs) : SENT);
-        else if (err && typeof (err as { code?: unknown }).code !== 'number') pending.settle(outcomeOfError(err, v5, 'puback', req.timeoutMs));
+        else if (err && typeof (err as { code?: unknown }).code !== 'number')
+          pending.settle(outcomeOfError(err, v5, 'puback', req.timeoutMs));
       });
     });
   }
@@ -368,7 +397,10 @@ export class MqttPool {
    * A connection of its own, outside the pool, with the pool's credentials and SSRF guard: for a
    * subscription, which needs a stable client id and a session that outlives a dropped connection.
    */
-  connectDedicated(endpoint: MqttEndpoint, options: Omit<ConnectOptions, 'keepaliveSeconds'> & { keepaliveSeconds?: number }): Promise<Connected> {
+  connectDedicated(
+    endpoint: MqttEndpoint,
+    options: Omit<ConnectOptions, 'keepaliveSeconds'> & { keepaliveSeconds?: number },
+  ): Promise<Connected> {
     return connectMqtt(endpoint, this.context, { keepaliveSeconds: this.keepaliveSeconds, ...options });
   }
 
@@ -406,7 +438,10 @@ export class MqttPool {
     // an attempt that joins someone else's connect still waits no longer than its own timeout
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<{ ok: false; outcome: TransportOutcome }>((resolve) => {
-      timer = setTimeout(() => resolve({ ok: false, outcome: { kind: 'timeout', afterMs: timeoutMs } }), Math.max(1, deadline - Date.now()));
+      timer = setTimeout(
+        () => resolve({ ok: false, outcome: { kind: 'timeout', afterMs: timeoutMs } }),
+        Math.max(1, deadline - Date.now()),
+      );
     });
     try {
       return await Promise.race([connecting, expired]);
@@ -460,7 +495,12 @@ class PooledConnection {
         for (const p of this.pending) {
           if (p.packetId !== packet.messageId) continue;
           // MQTT 3.1.1 PUBACKs carry no code: an acknowledgement is a success
-          p.settle({ kind: 'mqtt5', packet: 'puback', reasonCode: packet.reasonCode ?? 0, ...(packet.properties?.reasonString && { reasonString: packet.properties.reasonString }) });
+          p.settle({
+            kind: 'mqtt5',
+            packet: 'puback',
+            reasonCode: packet.reasonCode ?? 0,
+            ...(packet.properties?.reasonString && { reasonString: packet.properties.reasonString }),
+          });
         }
       } else if (packet.cmd === 'disconnect') {
         this.ending = {

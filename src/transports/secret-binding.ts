@@ -82,11 +82,13 @@ export function parseBinding<T, O>(value: unknown, kind: SecretKind<T, O>): Boun
 function boundTarget<T, O>(entry: unknown, kind: SecretKind<T, O>): BoundTarget<O> {
   const fields = kind.options?.fields ?? [];
   const url = typeof entry === 'string' ? entry : isObject(entry) && kind.options ? entry.url : undefined;
-  if (typeof url !== 'string') throw new Error(kind.options ? `must be a URL or { url, ${fields.map((f) => `${f}?`).join(', ')} }` : 'must be a string');
+  if (typeof url !== 'string')
+    throw new Error(kind.options ? `must be a URL or { url, ${fields.map((f) => `${f}?`).join(', ')} }` : 'must be a string');
   const origin = targetOrigin(url, kind.ports);
   const parsed = new URL(url);
   if (parsed.username || parsed.password) throw new Error('must not carry a user name or password');
-  if ((parsed.pathname !== '' && parsed.pathname !== '/') || parsed.search || parsed.hash) throw new Error('must be scheme://host[:port] alone, without a path, query or fragment');
+  if ((parsed.pathname !== '' && parsed.pathname !== '/') || parsed.search || parsed.hash)
+    throw new Error('must be scheme://host[:port] alone, without a path, query or fragment');
   if (!isObject(entry) || !kind.options) return { origin };
   const unknown = Object.keys(entry).filter((k) => k !== 'url' && !fields.includes(k));
   if (unknown.length) throw new Error(`has unknown fields: ${unknown.join(', ')} (known: url, ${fields.join(', ')})`);
@@ -121,7 +123,12 @@ export type Released<T, O = never> = { ok: true; secret: T; options?: O } | { ok
  * bound to. An unknown name or a broken configuration is an `invalid-target`, a target the secret is not
  * bound to an `unbound-secret` (code `secret-not-bound`); both end the delivery rejected, nothing sent.
  */
-export function releaseSecret<T, O>(kind: SecretKind<T, O>, name: string, url: string, resolve: (name: string) => T | undefined): Released<T, O> {
+export function releaseSecret<T, O>(
+  kind: SecretKind<T, O>,
+  name: string,
+  url: string,
+  resolve: (name: string) => T | undefined,
+): Released<T, O> {
   const invalid = (message: string): Released<T, O> => ({ ok: false, outcome: { kind: 'invalid-target', message } });
   let secret: T | undefined;
   let bound: BoundTarget<O>[];

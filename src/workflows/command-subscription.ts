@@ -238,7 +238,15 @@ function holdFailureOf(err: unknown, now: number): HoldFailureDetails {
     const what = cause.timeoutType === 'HEARTBEAT' ? 'stopped heartbeating (its worker is lost)' : 'did not end in time';
     const reason = `the activity holding the subscription ${what}`;
     const lostAt = beat?.at ?? now;
-    return { class: 'connection', retryable: true, code: 'timeout', reason, durationMs: 0, lostAt, subscribedAt: beat?.subscribedAt ?? null };
+    return {
+      class: 'connection',
+      retryable: true,
+      code: 'timeout',
+      reason,
+      durationMs: 0,
+      lostAt,
+      subscribedAt: beat?.subscribedAt ?? null,
+    };
   }
   const message = cause instanceof Error ? cause.message : String(cause);
   const reason = `the subscription failed inside the worker: ${message}`;

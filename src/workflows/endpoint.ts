@@ -1,7 +1,21 @@
 import { condition, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { humanDuration } from '../delivery/summary';
-import { endpointDowntimeReport, openEndpointLedger, recordOutcomes, type EndpointLedger, type EndpointLedgerOptions } from '../endpoints/downtime';
-import { FAILING_AFTER_MS, healthAt, openHealth, RECOVERY_MS, recordHealth, type EndpointHealthState, type HealthLedger } from '../endpoints/health';
+import {
+  endpointDowntimeReport,
+  openEndpointLedger,
+  recordOutcomes,
+  type EndpointLedger,
+  type EndpointLedgerOptions,
+} from '../endpoints/downtime';
+import {
+  FAILING_AFTER_MS,
+  healthAt,
+  openHealth,
+  RECOVERY_MS,
+  recordHealth,
+  type EndpointHealthState,
+  type HealthLedger,
+} from '../endpoints/health';
 import { addToTimeline, type Timeline } from '../endpoints/timeline';
 import type { AttemptOutcome, EndpointStatus } from '../endpoints/types';
 import { EndpointHealth, endpointDowntimeQuery, endpointReportSignal, endpointStatusQuery, endpointTimelineQuery } from './definitions';
@@ -35,7 +49,7 @@ export interface EndpointWorkflowInput {
 }
 
 /**
- * One endpoint's health and downtime, from the attempts every worker reports (endpoints/reporter.ts):
+ * One endpoint's health and downtime, from the attempts every worker reports (activities/endpoint-reporter.ts):
  * failing / recovering / healthy in the `EndpointHealth` search attribute, the downtime ledger of the guide,
  * the attempts per second for a plot, and the workers retrying to it (each takes 1/N of the retry budget).
  */
@@ -45,7 +59,8 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
   const historyLimit = input.historyLimit ?? DEFAULT_HISTORY_LIMIT;
   // opened at the first attempt reported, which comes a report round before the workflow itself
   let ledger: EndpointLedger | null = carried?.ledger ?? null;
-  const recorded = (outcomes: AttemptOutcome[]) => recordOutcomes(ledger ?? openEndpointLedger(input.downtime ?? {}, outcomes[0]?.at ?? Date.now()), outcomes);
+  const recorded = (outcomes: AttemptOutcome[]) =>
+    recordOutcomes(ledger ?? openEndpointLedger(input.downtime ?? {}, outcomes[0]?.at ?? Date.now()), outcomes);
   let health = carried?.health ?? openHealth();
   let timeline = carried?.timeline ?? [];
   const workers: Record<string, number> = { ...carried?.workers };
@@ -56,7 +71,8 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
   let shownState: EndpointHealthState | null = carried ? healthAt(carried.health, Date.now()).state : null;
 
   const activeWorkers = (now: number) => Object.values(workers).filter((t) => now - t < WORKER_TTL_MS).length;
-  const heldBackLastMinute = (now: number) => heldBack.filter((h) => h.second > Math.floor(now / 1000) - 60).reduce((n, h) => n + h.count, 0);
+  const heldBackLastMinute = (now: number) =>
+    heldBack.filter((h) => h.second > Math.floor(now / 1000) - 60).reduce((n, h) => n + h.count, 0);
   /** What is recorded, with the outcomes still settling counted in: what an operator should see now. */
   const current = () => {
     const settling = [...pending].sort((a, b) => a.at - b.at);
@@ -125,7 +141,16 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
       await continueAsNewWhenIdle<typeof endpointWorkflow>({
         endpoint,
         historyLimit,
-        carried: { run: (carried?.run ?? 1) + 1, ledger: ledger ?? openEndpointLedger(input.downtime ?? {}, Date.now()), health, timeline, workers, pending, heldBack, lastReportAt },
+        carried: {
+          run: (carried?.run ?? 1) + 1,
+          ledger: ledger ?? openEndpointLedger(input.downtime ?? {}, Date.now()),
+          health,
+          timeline,
+          workers,
+          pending,
+          heldBack,
+          lastReportAt,
+        },
       });
     }
 

@@ -17,9 +17,21 @@ export function failureOf(err: unknown, timeoutMs: number): AttemptFailureDetail
   }
   if (cause instanceof TimeoutFailure) {
     // the worker running the attempt was lost, or the transport hung past its own timeout
-    return { class: 'connection', retryable: true, code: 'timeout', reason: `the attempt did not finish within ${timeoutMs + ATTEMPT_MARGIN_MS} ms`, durationMs: timeoutMs + ATTEMPT_MARGIN_MS };
+    return {
+      class: 'connection',
+      retryable: true,
+      code: 'timeout',
+      reason: `the attempt did not finish within ${timeoutMs + ATTEMPT_MARGIN_MS} ms`,
+      durationMs: timeoutMs + ATTEMPT_MARGIN_MS,
+    };
   }
   // an unexpected error inside the activity: retry with backoff rather than lose the message
   const message = cause instanceof Error ? cause.message : String(cause);
-  return { class: 'server', retryable: true, code: 'internal-error', reason: `the attempt failed inside the worker: ${message}`, durationMs: 0 };
+  return {
+    class: 'server',
+    retryable: true,
+    code: 'internal-error',
+    reason: `the attempt failed inside the worker: ${message}`,
+    durationMs: 0,
+  };
 }

@@ -6,7 +6,7 @@ import type { Dispatcher } from 'undici';
 import { createActivities, type AttemptFailureDetails } from '../../src/activities';
 import { createDeliverActivities } from '../../src/activities/deliver';
 import { FAILURE_TYPES, type ErrorClass } from '../../src/classify';
-import { validateDelivery } from '../../src/delivery/validate';
+import { validateDelivery } from '../../src/validation/delivery';
 import type { ClassOverrides } from '../../src/classify';
 import { createHttpAgent } from '../../src/transports/http';
 import { RESET_AFTER_BYTES, SELF_SIGNED_CERT, startFaultServer, type FaultServer } from '../support/fault-server';
@@ -113,7 +113,9 @@ describe('HTTP statuses from a real endpoint', () => {
 
   test('202 is delivered, and an override turns 409 into delivered', async () => {
     await expect(attempt(`${server.url}/status/202`).run).resolves.toMatchObject({ code: 'http-202' });
-    await expect(attempt(`${server.url}/status/409`, { overrides: { 'http-409': 'success' } }).run).resolves.toMatchObject({ code: 'http-409' });
+    await expect(attempt(`${server.url}/status/409`, { overrides: { 'http-409': 'success' } }).run).resolves.toMatchObject({
+      code: 'http-409',
+    });
   });
 
   test('100 Continue, then 202: delivered, not read as a reset', async () => {

@@ -19,7 +19,17 @@ afterAll(async () => {
 });
 
 const send = (url: string, timeoutMs = 5_000, dispatcher = agent, messageId = 'transport-test', signal?: AbortSignal) =>
-  sendHttp({ url, method: 'POST', headers: { 'content-type': 'text/plain', 'message-id': messageId }, body: 'hello', timeoutMs, ...(signal && { signal }) } satisfies HttpRequest, dispatcher);
+  sendHttp(
+    {
+      url,
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', 'message-id': messageId },
+      body: 'hello',
+      timeoutMs,
+      ...(signal && { signal }),
+    } satisfies HttpRequest,
+    dispatcher,
+  );
 
 /** An agent whose DNS lookups fail with `code`, as Node's resolver fails them. */
 function failingDns(code: string): Dispatcher {
@@ -67,7 +77,11 @@ test.each([
 
 test('connection refused → ECONNREFUSED', async () => {
   const port = await freePort();
-  expect((await send(`http://127.0.0.1:${port}/`)).outcome).toEqual({ kind: 'network', code: 'ECONNREFUSED', message: `connect ECONNREFUSED 127.0.0.1:${port}` });
+  expect((await send(`http://127.0.0.1:${port}/`)).outcome).toEqual({
+    kind: 'network',
+    code: 'ECONNREFUSED',
+    message: `connect ECONNREFUSED 127.0.0.1:${port}`,
+  });
 });
 
 test('an answer that is not HTTP → EPROTO (undici: HPE_INVALID_CONSTANT)', async () => {
@@ -75,8 +89,15 @@ test('an answer that is not HTTP → EPROTO (undici: HPE_INVALID_CONSTANT)', asy
 });
 
 test('TLS: a self-signed certificate, and https:// to a plain HTTP port', async () => {
-  expect((await send(`${server.tlsUrl}/status/202`)).outcome).toEqual({ kind: 'tls', code: 'DEPTH_ZERO_SELF_SIGNED_CERT', message: 'self-signed certificate' });
-  expect((await send(`${server.url.replace('http:', 'https:')}/status/202`)).outcome).toMatchObject({ kind: 'tls', code: 'ERR_SSL_WRONG_VERSION_NUMBER' });
+  expect((await send(`${server.tlsUrl}/status/202`)).outcome).toEqual({
+    kind: 'tls',
+    code: 'DEPTH_ZERO_SELF_SIGNED_CERT',
+    message: 'self-signed certificate',
+  });
+  expect((await send(`${server.url.replace('http:', 'https:')}/status/202`)).outcome).toMatchObject({
+    kind: 'tls',
+    code: 'ERR_SSL_WRONG_VERSION_NUMBER',
+  });
 });
 
 test.each(['EAI_AGAIN', 'ENOTFOUND'])('DNS failure %s is passed on as is', async (code) => {
@@ -105,7 +126,9 @@ describe('the attempt timeout bounds the whole attempt, whatever the endpoint do
   const bounded = (attempt: Promise<HttpAttempt>) =>
     Promise.race([
       attempt,
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`the attempt was still running 4 s after its ${TIMEOUT} ms timeout`)), TIMEOUT + 4_000).unref()),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`the attempt was still running 4 s after its ${TIMEOUT} ms timeout`)), TIMEOUT + 4_000).unref(),
+      ),
     ]);
 
   // an activity always passes its cancellation signal, and a busy worker collects garbage meanwhile: the
@@ -165,8 +188,11 @@ describe('interim (1xx) responses before the final one', () => {
     // one connection: the second request waits for it rather than open another
     const own = createHttpAgent({ allow: ['loopback'], connections: 1 });
     try {
-      for (const id of ['keep-alive-1', 'keep-alive-2']) expect((await send(`${server.interimUrl}/continue`, 5_000, own, id)).outcome).toMatchObject({ status: 202 });
-      const [first, second] = ['keep-alive-1', 'keep-alive-2'].map((id) => server.interimReceived.find((r) => r.messageId === id)!.connection);
+      for (const id of ['keep-alive-1', 'keep-alive-2'])
+        expect((await send(`${server.interimUrl}/continue`, 5_000, own, id)).outcome).toMatchObject({ status: 202 });
+      const [first, second] = ['keep-alive-1', 'keep-alive-2'].map(
+        (id) => server.interimReceived.find((r) => r.messageId === id)!.connection,
+      );
       expect(second).toBe(first);
     } finally {
       await own.destroy();

@@ -10,8 +10,23 @@ const conn = () => ['--address', testAddress(), '--task-queue', env.h.taskQueue]
 
 test('submit, status and result from the shell, with stable JSON', async () => {
   const id = randomUUID();
-  const submit = await runCli(['submit', '--kind', 'telemetry', '--tenant', 'acme', '--device', 'cli-1', '--id', id,
-    '--target', `${env.endpoint.url}/cli?fail=1&status=502`, '--data', '{"t":1}', '--json', ...conn()]);
+  const submit = await runCli([
+    'submit',
+    '--kind',
+    'telemetry',
+    '--tenant',
+    'acme',
+    '--device',
+    'cli-1',
+    '--id',
+    id,
+    '--target',
+    `${env.endpoint.url}/cli?fail=1&status=502`,
+    '--data',
+    '{"t":1}',
+    '--json',
+    ...conn(),
+  ]);
   expect(submit.stderr).toBe('');
   expect(submit.code).toBe(0);
   const submitted = JSON.parse(submit.stdout) as { deliveryId: string; created: boolean };
@@ -19,33 +34,103 @@ test('submit, status and result from the shell, with stable JSON', async () => {
 
   const result = await runCli(['result', submitted.deliveryId, '--json', ...conn()]);
   expect(result.code).toBe(0);
-  expect(JSON.parse(result.stdout)).toMatchObject({ deliveryId: submitted.deliveryId, messageId: id, outcome: 'delivered', attempts: 2, lastError: { class: 'server', code: 'http-502' } });
+  expect(JSON.parse(result.stdout)).toMatchObject({
+    deliveryId: submitted.deliveryId,
+    messageId: id,
+    outcome: 'delivered',
+    attempts: 2,
+    lastError: { class: 'server', code: 'http-502' },
+  });
 
   const status = await runCli(['status', submitted.deliveryId, '--json', ...conn()]);
   expect(status.code).toBe(0);
-  expect(JSON.parse(status.stdout)).toMatchObject({ deliveryId: submitted.deliveryId, state: 'delivered', attempts: 2, kind: 'telemetry', qos: 1, tenant: 'acme', device: 'cli-1', nextAttemptAt: null });
+  expect(JSON.parse(status.stdout)).toMatchObject({
+    deliveryId: submitted.deliveryId,
+    state: 'delivered',
+    attempts: 2,
+    kind: 'telemetry',
+    qos: 1,
+    tenant: 'acme',
+    device: 'cli-1',
+    nextAttemptAt: null,
+  });
 
-  const again = await runCli(['submit', '--kind', 'telemetry', '--tenant', 'acme', '--device', 'cli-1', '--id', id,
-    '--target', `${env.endpoint.url}/cli?fail=1&status=502`, '--data', '{"t":1}', '--json', ...conn()]);
+  const again = await runCli([
+    'submit',
+    '--kind',
+    'telemetry',
+    '--tenant',
+    'acme',
+    '--device',
+    'cli-1',
+    '--id',
+    id,
+    '--target',
+    `${env.endpoint.url}/cli?fail=1&status=502`,
+    '--data',
+    '{"t":1}',
+    '--json',
+    ...conn(),
+  ]);
   expect(JSON.parse(again.stdout)).toEqual({ deliveryId: submitted.deliveryId, created: false });
   expect(env.endpoint.received.filter((r) => r.messageId === id)).toHaveLength(2);
 });
 
 test('result exits 1 for a dead letter and prints it in words', async () => {
   const id = randomUUID();
-  const submit = await runCli(['submit', '--kind', 'event', '--tenant', 'acme', '--device', 'cli-2', '--id', id,
-    '--target', `${env.endpoint.url}/cli-bad?fail=9&status=404`, '--wait', ...conn()]);
+  const submit = await runCli([
+    'submit',
+    '--kind',
+    'event',
+    '--tenant',
+    'acme',
+    '--device',
+    'cli-2',
+    '--id',
+    id,
+    '--target',
+    `${env.endpoint.url}/cli-bad?fail=9&status=404`,
+    '--wait',
+    ...conn(),
+  ]);
   expect(submit.code).toBe(1);
   expect(submit.stdout).toMatch(/rejected after 1 attempt\(s\) — .*HTTP 404/);
 });
 
 test('bad input: exit 2, every wrong field named, nothing started', async () => {
   const device = `cli-bad-${randomUUID().slice(0, 8)}`;
-  const run = await runCli(['submit', '--kind', 'parcel', '--qos', '2', '--tenant', 'acme', '--device', device,
-    '--target', 'ftp://x', '--max-attempts', 'lots', ...conn()]);
+  const run = await runCli([
+    'submit',
+    '--kind',
+    'parcel',
+    '--qos',
+    '2',
+    '--tenant',
+    'acme',
+    '--device',
+    device,
+    '--target',
+    'ftp://x',
+    '--max-attempts',
+    'lots',
+    ...conn(),
+  ]);
   expect(run.code).toBe(2);
   expect(run.stderr).toMatch(/--max-attempts: must be a number, got "lots"/);
-  const run2 = await runCli(['submit', '--kind', 'parcel', '--qos', '2', '--tenant', 'acme', '--device', device, '--target', 'ftp://x', ...conn()]);
+  const run2 = await runCli([
+    'submit',
+    '--kind',
+    'parcel',
+    '--qos',
+    '2',
+    '--tenant',
+    'acme',
+    '--device',
+    device,
+    '--target',
+    'ftp://x',
+    ...conn(),
+  ]);
   expect(run2.code).toBe(2);
   expect(run2.stderr).toMatch(/kind: must be one of telemetry, event, command-response/);
   expect(run2.stderr).toMatch(/qos: must be 0 or 1/);
@@ -57,8 +142,22 @@ test('bad input: exit 2, every wrong field named, nothing started', async () => 
 
 test('a bad header (issue 15): exit 2 naming the header, nothing started, nothing sent', async () => {
   const device = `cli-hdr-${randomUUID().slice(0, 8)}`;
-  const run = await runCli(['submit', '--kind', 'event', '--tenant', 'acme', '--device', device, '--target', `${env.endpoint.url}/cli-hdr`,
-    '--header', 'X-Trace: abc', '--header', 'Transfer-Encoding: chunked', ...conn()]);
+  const run = await runCli([
+    'submit',
+    '--kind',
+    'event',
+    '--tenant',
+    'acme',
+    '--device',
+    device,
+    '--target',
+    `${env.endpoint.url}/cli-hdr`,
+    '--header',
+    'X-Trace: abc',
+    '--header',
+    'Transfer-Encoding: chunked',
+    ...conn(),
+  ]);
   expect(run.code).toBe(2);
   expect(run.stderr).toMatch(/target\.headers\.Transfer-Encoding: is a hop-by-hop framing header/);
   expect(run.stderr).not.toMatch(/X-Trace/);
@@ -90,7 +189,12 @@ test('endpoints and downtime: bad flags are refused naming the flag; an endpoint
   // the harness's worker reports the attempts of the test above to the endpoint's workflow
   const host = new URL(env.endpoint.url).host;
   const listed = await waitFor(
-    async () => JSON.parse((await runCli(['endpoints', '--json', ...conn()])).stdout) as { endpoint: string; state: string; attemptsLastMinute: number }[],
+    async () =>
+      JSON.parse((await runCli(['endpoints', '--json', ...conn()])).stdout) as {
+        endpoint: string;
+        state: string;
+        attemptsLastMinute: number;
+      }[],
     (rows) => rows.some((r) => r.endpoint === host && r.attemptsLastMinute > 0),
     20_000,
     'the endpoint in `redeliver endpoints`',

@@ -25,17 +25,48 @@ test.each([
   expect(run.stderr).toContain(`${flag}: must be a whole number`);
 });
 
-test.each(['--deadline 2030-01-01T00:00:00Z', '--request-id r-1', '--status 204'])('submit --kind event %s: exit 2, the flag is for command responses', async (flag) => {
-  const run = await runCli(['submit', '--kind', 'event', '--tenant', 'acme', '--device', 'd', '--target', 'http://127.0.0.1:1/x', ...flag.split(' '), ...NOWHERE]);
-  expect(run.code).toBe(2);
-  expect(run.stderr).toContain(`${flag.split(' ')[0]}: is for command responses (--kind command-response), not event`);
-});
+test.each(['--deadline 2030-01-01T00:00:00Z', '--request-id r-1', '--status 204'])(
+  'submit --kind event %s: exit 2, the flag is for command responses',
+  async (flag) => {
+    const run = await runCli([
+      'submit',
+      '--kind',
+      'event',
+      '--tenant',
+      'acme',
+      '--device',
+      'd',
+      '--target',
+      'http://127.0.0.1:1/x',
+      ...flag.split(' '),
+      ...NOWHERE,
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`${flag.split(' ')[0]}: is for command responses (--kind command-response), not event`);
+  },
+);
 
 test('submit with a bad field: exit 2 naming it before connecting to anything (one, and a file of many)', async () => {
-  const one = await runCli(['submit', '--kind', 'event', '--tenant', 'acme', '--device', 'd\u0007', '--target', 'http://127.0.0.1:1/x', ...NOWHERE]);
+  const one = await runCli([
+    'submit',
+    '--kind',
+    'event',
+    '--tenant',
+    'acme',
+    '--device',
+    'd\u0007',
+    '--target',
+    'http://127.0.0.1:1/x',
+    ...NOWHERE,
+  ]);
   expect({ code: one.code, stdout: one.stdout }).toEqual({ code: 2, stdout: '' });
   expect(one.stderr).toContain('device');
-  const input = { kind: 'event', tenant: 'acme', device: 'd', target: { url: 'http://127.0.0.1:1/x', headers: { 'Transfer-Encoding': 'chunked' } } };
+  const input = {
+    kind: 'event',
+    tenant: 'acme',
+    device: 'd',
+    target: { url: 'http://127.0.0.1:1/x', headers: { 'Transfer-Encoding': 'chunked' } },
+  };
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'redeliver-flags-')), 'deliveries.ndjson');
   writeFileSync(file, `${JSON.stringify({ ...input, device: 'ok' })}\n${JSON.stringify(input)}\n`);
   const many = await runCli(['submit', '--file', file, ...NOWHERE]);

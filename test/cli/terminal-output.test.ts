@@ -27,11 +27,27 @@ test('status, list and dead-letters show print what endpoints and ids say with i
   const tenant = `term-${randomUUID().slice(0, 8)}`;
   const target = (path: string) => `${env.receiver.url}${path}`;
   const waiting = await env.h.redeliver.submit({
-    kind: 'event', tenant, device: 'd1', payload: 1, target: target('/hostile-wait'), policy: { jitter: 'none', initial: '10m', min: '10m', max: '10m' },
+    kind: 'event',
+    tenant,
+    device: 'd1',
+    payload: 1,
+    target: target('/hostile-wait'),
+    policy: { jitter: 'none', initial: '10m', min: '10m', max: '10m' },
   });
-  const rejected = await env.h.redeliver.submit({ kind: 'event', tenant, device: 'd2', payload: `body ${HOSTILE}`, target: target('/hostile-reject') });
+  const rejected = await env.h.redeliver.submit({
+    kind: 'event',
+    tenant,
+    device: 'd2',
+    payload: `body ${HOSTILE}`,
+    target: target('/hostile-reject'),
+  });
   expect((await rejected.result()).outcome).toBe('rejected');
-  await waitFor(() => waiting.status(), (s) => s.state === 'waiting', 10_000, 'the first wait');
+  await waitFor(
+    () => waiting.status(),
+    (s) => s.state === 'waiting',
+    10_000,
+    'the first wait',
+  );
   // an id from outside submit's checks: a delivery a client started on Temporal directly
   const delivery = env.h.redeliver.validate({ kind: 'event', tenant, device: 'd3', payload: 1, target: target('/ok') });
   await env.h.client.workflow.start('deliveryWorkflow', {
@@ -47,7 +63,12 @@ test('status, list and dead-letters show print what endpoints and ids say with i
       { key: Attempts, value: 0 },
     ],
   });
-  await waitFor(() => env.h.redeliver.count({ tenant }), (n) => n === 3, 10_000, 'three deliveries listed');
+  await waitFor(
+    () => env.h.redeliver.count({ tenant }),
+    (n) => n === 3,
+    10_000,
+    'three deliveries listed',
+  );
 
   const runs = {
     status: await runCli(['status', waiting.deliveryId, ...conn()]),

@@ -21,7 +21,14 @@ test('50 concurrent submits of the same message id, from 5 producers: one workfl
   const connections = await Promise.all(Array.from({ length: 5 }, () => Connection.connect({ address: testAddress() })));
   const producers = connections.map((connection) => new Redeliver(new Client({ connection }), { taskQueue: h.taskQueue }));
   receiver.route('/once', ({ nth }) => (nth === 1 ? { status: 503 } : { status: 202 }));
-  const input: DeliveryInput = { kind: 'event', tenant: 'acme', device: 'sensor-1', messageId: randomUUID(), payload: { t: 1 }, target: `${receiver.url}/once` };
+  const input: DeliveryInput = {
+    kind: 'event',
+    tenant: 'acme',
+    device: 'sensor-1',
+    messageId: randomUUID(),
+    payload: { t: 1 },
+    target: `${receiver.url}/once`,
+  };
   try {
     const handles = await Promise.all(Array.from({ length: 50 }, (_, i) => producers[i % 5]!.submit(input)));
 

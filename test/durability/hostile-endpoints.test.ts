@@ -24,20 +24,35 @@ afterAll(async () => {
 });
 
 const event = (url: string, input: Partial<DeliveryInput> = {}): DeliveryInput =>
-  ({ kind: 'event', tenant: 'acme', device: `dev-${randomUUID().slice(0, 8)}`, messageId: randomUUID(), payload: { n: 1 }, target: url, ...input }) as DeliveryInput;
+  ({
+    kind: 'event',
+    tenant: 'acme',
+    device: `dev-${randomUUID().slice(0, 8)}`,
+    messageId: randomUUID(),
+    payload: { n: 1 },
+    target: url,
+    ...input,
+  }) as DeliveryInput;
 
 test('an endpoint that never finishes: each attempt ends at its 2 s timeout as a timeout failure, never worker-lost', async () => {
   const timeout = 2_000;
   const urls = [`${server.url}/trickle`, `${server.url}/endless`, `${server.interimUrl}/processing`];
   // attempt 1 is the workflow's own activity, attempt 2 the retrying one's: both must hold
-  const inputs = urls.map((url) => event(url, { target: { url, timeout: '2s' }, policy: { maxAttempts: 2, jitter: 'none', initial: '200ms', min: '200ms' } }));
+  const inputs = urls.map((url) =>
+    event(url, { target: { url, timeout: '2s' }, policy: { maxAttempts: 2, jitter: 'none', initial: '200ms', min: '200ms' } }),
+  );
   // a worker's garbage collections during the attempts are what lost the timeout before
   const stop = collectGarbageEvery(100);
   try {
     const handles = await Promise.all(inputs.map((input) => h.redeliver.submit(input)));
     const results = await Promise.all(handles.map((handle) => handle.result()));
     for (const [i, result] of results.entries()) {
-      expect({ url: urls[i], ...result }).toMatchObject({ url: urls[i], outcome: 'exhausted', attempts: 2, lastError: { class: 'connection', code: 'timeout', attempt: 2 } });
+      expect({ url: urls[i], ...result }).toMatchObject({
+        url: urls[i],
+        outcome: 'exhausted',
+        attempts: 2,
+        lastError: { class: 'connection', code: 'timeout', attempt: 2 },
+      });
       expect(result.lastError?.reason).toContain(`${timeout} ms`);
     }
     for (const handle of handles) {
@@ -57,9 +72,16 @@ test('an MQTT broker that never answers CONNECT: each attempt ends at its timeou
   const stop = collectGarbageEvery(100);
   try {
     const url = silent.url('mqtt');
-    const input = event(url, { target: { url, timeout: '2s' }, policy: { maxAttempts: 2, jitter: 'none', initial: '200ms', min: '200ms' } });
+    const input = event(url, {
+      target: { url, timeout: '2s' },
+      policy: { maxAttempts: 2, jitter: 'none', initial: '200ms', min: '200ms' },
+    });
     const handle = await h.redeliver.submit(input);
-    expect(await handle.result()).toMatchObject({ outcome: 'exhausted', attempts: 2, lastError: { class: 'connection', code: 'timeout', attempt: 2 } });
+    expect(await handle.result()).toMatchObject({
+      outcome: 'exhausted',
+      attempts: 2,
+      lastError: { class: 'connection', code: 'timeout', attempt: 2 },
+    });
     const { attemptLog } = await handle.workflow.query(statusQuery);
     expect(attemptLog.map((a) => a.code)).toEqual(['timeout', 'timeout']);
     for (const a of attemptLog) expect(a.durationMs).toBeLessThan(2_000 + 1_500);

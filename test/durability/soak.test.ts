@@ -20,12 +20,24 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-test(`${DELIVERIES} deliveries to an endpoint failing at random: each ends in exactly one outcome, none lost, none invented`, async () => {
-  const { figures, problems } = await runSoak({ redeliver: h.redeliver, client: h.client, receiver, deliveries: DELIVERIES, seed: 'ci-soak-1', timeoutMs: 4 * 60_000 });
-  process.stderr.write(`soak: ${JSON.stringify(figures)}\n`);
-  expect(problems).toEqual([]);
-  expect(Object.values(figures.outcomes).reduce((a, b) => a + b, 0)).toBe(DELIVERIES);
-  // the mix reached every outcome it can (rejected needs a 4xx, which this endpoint never answers)
-  for (const outcome of ['delivered', 'exhausted', 'expired', 'dropped', 'cancelled'] as const) expect(figures.outcomes[outcome]).toBeGreaterThan(0);
-  expect(figures.requests).toBeGreaterThan(DELIVERIES * 1.3);
-}, 5 * 60_000);
+test(
+  `${DELIVERIES} deliveries to an endpoint failing at random: each ends in exactly one outcome, none lost, none invented`,
+  async () => {
+    const { figures, problems } = await runSoak({
+      redeliver: h.redeliver,
+      client: h.client,
+      receiver,
+      deliveries: DELIVERIES,
+      seed: 'ci-soak-1',
+      timeoutMs: 4 * 60_000,
+    });
+    process.stderr.write(`soak: ${JSON.stringify(figures)}\n`);
+    expect(problems).toEqual([]);
+    expect(Object.values(figures.outcomes).reduce((a, b) => a + b, 0)).toBe(DELIVERIES);
+    // the mix reached every outcome it can (rejected needs a 4xx, which this endpoint never answers)
+    for (const outcome of ['delivered', 'exhausted', 'expired', 'dropped', 'cancelled'] as const)
+      expect(figures.outcomes[outcome]).toBeGreaterThan(0);
+    expect(figures.requests).toBeGreaterThan(DELIVERIES * 1.3);
+  },
+  5 * 60_000,
+);

@@ -59,7 +59,10 @@ const JITTER = (process.env.REDELIVER_HISTORY_JITTER ?? 'none') as 'none' | 'ful
 
 beforeAll(async () => {
   quietRuntime();
-  [server, receiver] = await Promise.all([startTimeSkippingServer({ logFile: `${process.env.REDELIVER_TEST_DIR ?? '/tmp'}/time-skipping-server.log` }), startReceiver()]);
+  [server, receiver] = await Promise.all([
+    startTimeSkippingServer({ logFile: `${process.env.REDELIVER_TEST_DIR ?? '/tmp'}/time-skipping-server.log` }),
+    startReceiver(),
+  ]);
   const taskQueue = `durability-${randomUUID()}`;
   // no retry budget and no endpoint health: the waits measured are the policy's alone
   worker = await createWorker({
@@ -88,7 +91,14 @@ afterAll(async () => {
 });
 
 const submit = (path: string, input: Partial<DeliveryInput> & Pick<DeliveryInput, 'kind'>): Promise<DeliveryHandle> =>
-  redeliver.submit({ tenant: 'acme', device: 'sensor-1', messageId: randomUUID(), payload: { t: 21.5 }, target: `${receiver.url}${path}`, ...input } as DeliveryInput);
+  redeliver.submit({
+    tenant: 'acme',
+    device: 'sensor-1',
+    messageId: randomUUID(),
+    payload: { t: 21.5 },
+    target: `${receiver.url}${path}`,
+    ...input,
+  } as DeliveryInput);
 
 const down = (path: string) => receiver.route(path, () => ({ status: 503 }));
 
@@ -128,170 +138,238 @@ function expectFullJitterAttempts(attempts: number, spanMs: number) {
   expect(attempts).toBeLessThan(n + 12 + 6 * sigma);
 }
 
-test('an event whose endpoint is down for 3 days is delivered when it recovers, its attempts spaced as the policy says', async () => {
-  const { env } = server;
-  down('/recovers');
-  const handle = await submit('/recovers', { kind: 'event' });
-  await env.sleep(3 * DAY);
-  const recoveredAt = await env.currentTimeMs();
-  receiver.route('/recovers', () => ({ status: 202 }));
-  const result = await handle.result();
+test(
+  'an event whose endpoint is down for 3 days is delivered when it recovers, its attempts spaced as the policy says',
+  async () => {
+    const { env } = server;
+    down('/recovers');
+    const handle = await submit('/recovers', { kind: 'event' });
+    await env.sleep(3 * DAY);
+    const recoveredAt = await env.currentTimeMs();
+    receiver.route('/recovers', () => ({ status: 202 }));
+    const result = await handle.result();
 
-  expect(result).toMatchObject({ outcome: 'delivered', lastError: { class: 'server', code: 'http-503' } });
-  const seen = receiver.of(result.messageId);
-  expect(seen).toHaveLength(result.attempts);
-  expect(seen.slice(0, -1).every((r) => r.outcome === 503)).toBe(true);
-  expect(seen[seen.length - 1]!.outcome).toBe(202);
-  expectAttemptNumbers(result.messageId, result.attempts);
+    expect(result).toMatchObject({ outcome: 'delivered', lastError: { class: 'server', code: 'http-503' } });
+    const seen = receiver.of(result.messageId);
+    expect(seen).toHaveLength(result.attempts);
+    expect(seen.slice(0, -1).every((r) => r.outcome === 503)).toBe(true);
+    expect(seen[seen.length - 1]!.outcome).toBe(202);
+    expectAttemptNumbers(result.messageId, result.attempts);
 
-  const t = timeline(sent.of(handle.deliveryId));
-  expect(t.startedAt).toHaveLength(result.attempts);
-  expectWaitsWithinPolicy(t.waits, defaultPolicy('event'));
-  // failing until the recovery, and delivered by the first attempt after it: within one capped wait
-  const delivered = t.startedAt[t.startedAt.length - 1]!;
-  expect(t.startedAt[t.startedAt.length - 2]!).toBeLessThan(recoveredAt);
-  expect(delivered).toBeGreaterThanOrEqual(recoveredAt);
-  expect(delivered - recoveredAt).toBeLessThanOrEqual(defaultPolicy('event').max + ON_TIME_MS);
-  expect(delivered - t.startedAt[0]!).toBeGreaterThanOrEqual(3 * DAY);
-  expect(Math.abs(Date.parse(result.firstAttemptAt!) - t.startedAt[0]!)).toBeLessThan(ON_TIME_MS);
+    const t = timeline(sent.of(handle.deliveryId));
+    expect(t.startedAt).toHaveLength(result.attempts);
+    expectWaitsWithinPolicy(t.waits, defaultPolicy('event'));
+    // failing until the recovery, and delivered by the first attempt after it: within one capped wait
+    const delivered = t.startedAt[t.startedAt.length - 1]!;
+    expect(t.startedAt[t.startedAt.length - 2]!).toBeLessThan(recoveredAt);
+    expect(delivered).toBeGreaterThanOrEqual(recoveredAt);
+    expect(delivered - recoveredAt).toBeLessThanOrEqual(defaultPolicy('event').max + ON_TIME_MS);
+    expect(delivered - t.startedAt[0]!).toBeGreaterThanOrEqual(3 * DAY);
+    expect(Math.abs(Date.parse(result.firstAttemptAt!) - t.startedAt[0]!)).toBeLessThan(ON_TIME_MS);
 
-  // How many attempts 3 days hold: past the first 12 (the window grows to the 300 s cap), full jitter
-  // draws each wait uniformly from [0, 300 s] — mean 150 s, standard deviation 86.6 s — so n waits
-  // fill 3 days for n ≈ 3 days / 150 s ≈ 1,728, give or take 0.577·√n ≈ 24. Six of those either side.
-  expectFullJitterAttempts(result.attempts, 3 * DAY);
-  // and those 1,700 attempts cost the history nothing: one run of a few dozen events
-  const runs = await runsOf(server.env.client, handle.deliveryId);
-  expect(runs).toHaveLength(1);
-  expectNoEventPerRetry(runs);
-}, 5 * MINUTE);
+    // How many attempts 3 days hold: past the first 12 (the window grows to the 300 s cap), full jitter
+    // draws each wait uniformly from [0, 300 s] — mean 150 s, standard deviation 86.6 s — so n waits
+    // fill 3 days for n ≈ 3 days / 150 s ≈ 1,728, give or take 0.577·√n ≈ 24. Six of those either side.
+    expectFullJitterAttempts(result.attempts, 3 * DAY);
+    // and those 1,700 attempts cost the history nothing: one run of a few dozen events
+    const runs = await runsOf(server.env.client, handle.deliveryId);
+    expect(runs).toHaveLength(1);
+    expectNoEventPerRetry(runs);
+  },
+  5 * MINUTE,
+);
 
-test('telemetry QoS 1 expires at its 1 h max age, without a wait in vain', async () => {
-  down('/telemetry-down');
-  const handle = await submit('/telemetry-down', { kind: 'telemetry' });
-  const result = await handle.result();
+test(
+  'telemetry QoS 1 expires at its 1 h max age, without a wait in vain',
+  async () => {
+    down('/telemetry-down');
+    const handle = await submit('/telemetry-down', { kind: 'telemetry' });
+    const result = await handle.result();
 
-  expect(result).toMatchObject({ outcome: 'expired', lastError: { code: 'http-503' } });
-  expect(result.reason).toMatch(/would fall after the max age of 1 h/);
-  const t = timeline(sent.of(handle.deliveryId));
-  const first = t.startedAt[0]!;
-  const last = t.startedAt[t.startedAt.length - 1]!;
-  expect(t.startedAt).toHaveLength(result.attempts);
-  expect(receiver.of(result.messageId)).toHaveLength(result.attempts);
-  expectWaitsWithinPolicy(t.waits, defaultPolicy('telemetry'));
-  // no attempt after the max age; the last one within one capped wait of it (the next would have crossed it)
-  expect(last).toBeLessThanOrEqual(first + HOUR);
-  expect(last).toBeGreaterThan(first + HOUR - defaultPolicy('telemetry').max - ON_TIME_MS);
-  // and it ended right after that last attempt instead of sleeping towards a bound it could not meet
-  expect(closedAt(await runsOf(server.env.client, handle.deliveryId)) - t.endedAt[t.endedAt.length - 1]!).toBeLessThan(ON_TIME_MS + 10 * SECOND);
-}, 2 * MINUTE);
+    expect(result).toMatchObject({ outcome: 'expired', lastError: { code: 'http-503' } });
+    expect(result.reason).toMatch(/would fall after the max age of 1 h/);
+    const t = timeline(sent.of(handle.deliveryId));
+    const first = t.startedAt[0]!;
+    const last = t.startedAt[t.startedAt.length - 1]!;
+    expect(t.startedAt).toHaveLength(result.attempts);
+    expect(receiver.of(result.messageId)).toHaveLength(result.attempts);
+    expectWaitsWithinPolicy(t.waits, defaultPolicy('telemetry'));
+    // no attempt after the max age; the last one within one capped wait of it (the next would have crossed it)
+    expect(last).toBeLessThanOrEqual(first + HOUR);
+    expect(last).toBeGreaterThan(first + HOUR - defaultPolicy('telemetry').max - ON_TIME_MS);
+    // and it ended right after that last attempt instead of sleeping towards a bound it could not meet
+    expect(closedAt(await runsOf(server.env.client, handle.deliveryId)) - t.endedAt[t.endedAt.length - 1]!).toBeLessThan(
+      ON_TIME_MS + 10 * SECOND,
+    );
+  },
+  2 * MINUTE,
+);
 
-test("a command response retries past the default 5 min and expires at its command's deadline", async () => {
-  down('/command-down');
-  const deadline = (await server.env.currentTimeMs()) + 2 * HOUR;
-  const handle = await submit('/command-down', { kind: 'command-response', command: { requestId: 'req-1', deadline } });
-  const result = await handle.result();
+test(
+  "a command response retries past the default 5 min and expires at its command's deadline",
+  async () => {
+    down('/command-down');
+    const deadline = (await server.env.currentTimeMs()) + 2 * HOUR;
+    const handle = await submit('/command-down', { kind: 'command-response', command: { requestId: 'req-1', deadline } });
+    const result = await handle.result();
 
-  expect(result).toMatchObject({ outcome: 'expired', lastError: { code: 'http-503' } });
-  expect(result.reason).toContain(`would fall after the deadline ${new Date(deadline).toISOString()}`);
-  const t = timeline(sent.of(handle.deliveryId));
-  expect(t.startedAt).toHaveLength(result.attempts);
-  const last = t.startedAt[t.startedAt.length - 1]!;
-  expect(t.startedAt[0]! + 5 * MINUTE).toBeLessThan(last);
-  expect(last).toBeLessThanOrEqual(deadline);
-  expect(last).toBeGreaterThan(deadline - defaultPolicy('command-response').max - ON_TIME_MS);
-  expect(closedAt(await runsOf(server.env.client, handle.deliveryId))).toBeLessThanOrEqual(deadline);
-  expectWaitsWithinPolicy(t.waits, defaultPolicy('command-response'));
-}, 2 * MINUTE);
+    expect(result).toMatchObject({ outcome: 'expired', lastError: { code: 'http-503' } });
+    expect(result.reason).toContain(`would fall after the deadline ${new Date(deadline).toISOString()}`);
+    const t = timeline(sent.of(handle.deliveryId));
+    expect(t.startedAt).toHaveLength(result.attempts);
+    const last = t.startedAt[t.startedAt.length - 1]!;
+    expect(t.startedAt[0]! + 5 * MINUTE).toBeLessThan(last);
+    expect(last).toBeLessThanOrEqual(deadline);
+    expect(last).toBeGreaterThan(deadline - defaultPolicy('command-response').max - ON_TIME_MS);
+    expect(closedAt(await runsOf(server.env.client, handle.deliveryId))).toBeLessThanOrEqual(deadline);
+    expectWaitsWithinPolicy(t.waits, defaultPolicy('command-response'));
+  },
+  2 * MINUTE,
+);
 
-test("activities decide on Temporal's clock: an attempt's own time is the server's", async () => {
-  down('/clock');
-  const handle = await submit('/clock', { kind: 'event', policy: { maxAttempts: 8 } });
-  await handle.result();
-  // what the activity believed when each attempt ended (its max age, deadline and next planned time
-  // come from that) against the server's time then
-  const off = sent.of(handle.deliveryId).flatMap((a) => {
-    const aheadMs = Math.round(a.endedAtByActivity - a.endedAt);
-    return Math.abs(aheadMs) > ON_TIME_MS ? [{ attempt: a.attempt, aheadMs }] : [];
-  });
-  expect(off).toEqual([]);
-}, 2 * MINUTE);
+test(
+  "activities decide on Temporal's clock: an attempt's own time is the server's",
+  async () => {
+    down('/clock');
+    const handle = await submit('/clock', { kind: 'event', policy: { maxAttempts: 8 } });
+    await handle.result();
+    // what the activity believed when each attempt ended (its max age, deadline and next planned time
+    // come from that) against the server's time then
+    const off = sent.of(handle.deliveryId).flatMap((a) => {
+      const aheadMs = Math.round(a.endedAtByActivity - a.endedAt);
+      return Math.abs(aheadMs) > ON_TIME_MS ? [{ attempt: a.attempt, aheadMs }] : [];
+    });
+    expect(off).toEqual([]);
+  },
+  2 * MINUTE,
+);
 
-test('maxAttempts exhausts: exactly that many attempts, then a dead letter at once', async () => {
-  down('/exhausts');
-  const handle = await submit('/exhausts', { kind: 'event', policy: { maxAttempts: 15 } });
-  const result = await handle.result();
+test(
+  'maxAttempts exhausts: exactly that many attempts, then a dead letter at once',
+  async () => {
+    down('/exhausts');
+    const handle = await submit('/exhausts', { kind: 'event', policy: { maxAttempts: 15 } });
+    const result = await handle.result();
 
-  expect(result).toMatchObject({ outcome: 'exhausted', attempts: 15, lastError: { code: 'http-503', attempt: 15 } });
-  expect(result.reason).toMatch(/^15 of 15 attempts made/);
-  expectAttemptNumbers(result.messageId, 15);
-  const t = timeline(sent.of(handle.deliveryId));
-  expect(t.waits).toHaveLength(14);
-  expectWaitsWithinPolicy(t.waits, defaultPolicy('event'));
-  expect(closedAt(await runsOf(server.env.client, handle.deliveryId)) - t.endedAt[14]!).toBeLessThan(10 * SECOND);
-}, 2 * MINUTE);
+    expect(result).toMatchObject({ outcome: 'exhausted', attempts: 15, lastError: { code: 'http-503', attempt: 15 } });
+    expect(result.reason).toMatch(/^15 of 15 attempts made/);
+    expectAttemptNumbers(result.messageId, 15);
+    const t = timeline(sent.of(handle.deliveryId));
+    expect(t.waits).toHaveLength(14);
+    expectWaitsWithinPolicy(t.waits, defaultPolicy('event'));
+    expect(closedAt(await runsOf(server.env.client, handle.deliveryId)) - t.endedAt[14]!).toBeLessThan(10 * SECOND);
+  },
+  2 * MINUTE,
+);
 
-test('a paused delivery continues as new still paused; paused days do not age it', async () => {
-  // attempt 1 answers slowly, and the pause lands meanwhile; attempt 1 then ends the run (a tiny history
-  // limit), so the pause must travel to the next run with the rest. Attempt 2, after two paused days,
-  // fails too: had those days counted, the wait after it would have found the 1 h max age long past.
-  receiver.route('/paused', ({ nth }) => (nth === 1 ? { status: 503, delayMs: 2_000 } : nth === 2 ? { status: 503 } : { status: 202 }));
-  const short = new Redeliver(server.env.client, { taskQueue: redeliver.taskQueue, historyLimit: 10 });
-  const messageId = randomUUID();
-  const handle = await short.submit({ kind: 'telemetry', tenant: 'acme', device: 'sensor-1', messageId, payload: 1, target: `${receiver.url}/paused` });
-  await waitFor(async () => receiver.of(messageId).length, (n) => n === 1, 10_000, 'attempt 1 at the receiver');
-  expect(await handle.pause('endpoint maintenance')).toMatchObject({ state: 'attempting', attempts: 1 });
+test(
+  'a paused delivery continues as new still paused; paused days do not age it',
+  async () => {
+    // attempt 1 answers slowly, and the pause lands meanwhile; attempt 1 then ends the run (a tiny history
+    // limit), so the pause must travel to the next run with the rest. Attempt 2, after two paused days,
+    // fails too: had those days counted, the wait after it would have found the 1 h max age long past.
+    receiver.route('/paused', ({ nth }) => (nth === 1 ? { status: 503, delayMs: 2_000 } : nth === 2 ? { status: 503 } : { status: 202 }));
+    const short = new Redeliver(server.env.client, { taskQueue: redeliver.taskQueue, historyLimit: 10 });
+    const messageId = randomUUID();
+    const handle = await short.submit({
+      kind: 'telemetry',
+      tenant: 'acme',
+      device: 'sensor-1',
+      messageId,
+      payload: 1,
+      target: `${receiver.url}/paused`,
+    });
+    await waitFor(
+      async () => receiver.of(messageId).length,
+      (n) => n === 1,
+      10_000,
+      'attempt 1 at the receiver',
+    );
+    expect(await handle.pause('endpoint maintenance')).toMatchObject({ state: 'attempting', attempts: 1 });
 
-  // the next run is paused, with the carried attempt, and stays so for two days (telemetry ages out after 1 h)
-  await waitFor(async () => (await runsOf(server.env.client, handle.deliveryId)).length, (n) => n === 2, 15_000, 'the second run');
-  const runs = await runsOf(server.env.client, handle.deliveryId);
-  expect(runs[1]!.input.carried).toMatchObject({ attempts: 1, pause: { reason: 'endpoint maintenance' }, lastError: { code: 'http-503' } });
-  await waitFor(() => handle.status(), (st) => st.state === 'paused', 10_000, 'paused in the second run');
-  await server.env.sleep(2 * DAY);
-  expect(await handle.status()).toMatchObject({ state: 'paused', attempts: 1, pause: { reason: 'endpoint maintenance' } });
-  expect(receiver.of(messageId)).toHaveLength(1);
+    // the next run is paused, with the carried attempt, and stays so for two days (telemetry ages out after 1 h)
+    await waitFor(
+      async () => (await runsOf(server.env.client, handle.deliveryId)).length,
+      (n) => n === 2,
+      15_000,
+      'the second run',
+    );
+    const runs = await runsOf(server.env.client, handle.deliveryId);
+    expect(runs[1]!.input.carried).toMatchObject({
+      attempts: 1,
+      pause: { reason: 'endpoint maintenance' },
+      lastError: { code: 'http-503' },
+    });
+    await waitFor(
+      () => handle.status(),
+      (st) => st.state === 'paused',
+      10_000,
+      'paused in the second run',
+    );
+    await server.env.sleep(2 * DAY);
+    expect(await handle.status()).toMatchObject({ state: 'paused', attempts: 1, pause: { reason: 'endpoint maintenance' } });
+    expect(receiver.of(messageId)).toHaveLength(1);
 
-  await handle.resume();
-  expect(await handle.result()).toMatchObject({ outcome: 'delivered', attempts: 3 });
-}, 2 * MINUTE);
+    await handle.resume();
+    expect(await handle.result()).toMatchObject({ outcome: 'delivered', attempts: 3 });
+  },
+  2 * MINUTE,
+);
 
-test(`a delivery retrying for 14 days at the 300 s cap keeps one run of a few dozen events, not one per retry: far below ${TEMPORAL_WARNING_EVENTS} (jitter ${JITTER})`, async () => {
-  down('/fortnight');
-  const handle = await submit('/fortnight', { kind: 'event', policy: { jitter: JITTER, maxAge: '14 days' } });
-  const result = await handle.result();
-  const t = timeline(sent.of(handle.deliveryId));
+test(
+  `a delivery retrying for 14 days at the 300 s cap keeps one run of a few dozen events, not one per retry: far below ${TEMPORAL_WARNING_EVENTS} (jitter ${JITTER})`,
+  async () => {
+    down('/fortnight');
+    const handle = await submit('/fortnight', { kind: 'event', policy: { jitter: JITTER, maxAge: '14 days' } });
+    const result = await handle.result();
+    const t = timeline(sent.of(handle.deliveryId));
 
-  expect(result).toMatchObject({ outcome: 'expired', lastError: { code: 'http-503' } });
-  expect(t.startedAt).toHaveLength(result.attempts);
-  expectAttemptNumbers(result.messageId, result.attempts);
-  // the last attempt inside the 14 days, and the next wait (at most the cap) would have crossed them
-  const [first, last] = [t.startedAt[0]!, t.startedAt[t.startedAt.length - 1]!];
-  expect(last).toBeLessThanOrEqual(first + 14 * DAY);
-  expect(t.endedAt[t.endedAt.length - 1]! + defaultPolicy('event').max).toBeGreaterThan(first + 14 * DAY);
-  expectWaitsWithinPolicy(t.waits, defaultPolicy('event'));
-  if (JITTER === 'none') {
-    // 11 growing waits (0.2 s … 204.8 s, 409.4 s in all), then every wait at the 300 s cap: 4,042 attempts
-    // at most; lateness (≤ ON_TIME_MS a wait, ≤ 4,041 s in all) can cost at most 14 of them
-    expect(t.waits.slice(11).every((w) => w >= 300_000 && w <= 300_000 + ON_TIME_MS)).toBe(true);
-    const most = 12 + Math.floor((14 * DAY - 409_400) / 300_000);
-    expect(result.attempts).toBeLessThanOrEqual(most);
-    expect(result.attempts).toBeGreaterThanOrEqual(most - 14);
-  } else {
-    // full jitter: mean wait 150 s at the cap, as in the 3-day test
-    expectFullJitterAttempts(result.attempts, 14 * DAY);
-  }
+    expect(result).toMatchObject({ outcome: 'expired', lastError: { code: 'http-503' } });
+    expect(t.startedAt).toHaveLength(result.attempts);
+    expectAttemptNumbers(result.messageId, result.attempts);
+    // the last attempt inside the 14 days, and the next wait (at most the cap) would have crossed them
+    const [first, last] = [t.startedAt[0]!, t.startedAt[t.startedAt.length - 1]!];
+    expect(last).toBeLessThanOrEqual(first + 14 * DAY);
+    expect(t.endedAt[t.endedAt.length - 1]! + defaultPolicy('event').max).toBeGreaterThan(first + 14 * DAY);
+    expectWaitsWithinPolicy(t.waits, defaultPolicy('event'));
+    if (JITTER === 'none') {
+      // 11 growing waits (0.2 s … 204.8 s, 409.4 s in all), then every wait at the 300 s cap: 4,042 attempts
+      // at most; lateness (≤ ON_TIME_MS a wait, ≤ 4,041 s in all) can cost at most 14 of them
+      expect(t.waits.slice(11).every((w) => w >= 300_000 && w <= 300_000 + ON_TIME_MS)).toBe(true);
+      const most = 12 + Math.floor((14 * DAY - 409_400) / 300_000);
+      expect(result.attempts).toBeLessThanOrEqual(most);
+      expect(result.attempts).toBeGreaterThanOrEqual(most - 14);
+    } else {
+      // full jitter: mean wait 150 s at the cap, as in the 3-day test
+      expectFullJitterAttempts(result.attempts, 14 * DAY);
+    }
 
-  // thousands of attempts, and no continue-as-new: the whole history is one small run
-  const runs = await runsOf(server.env.client, handle.deliveryId);
-  expect(runs).toHaveLength(1);
-  expectNoEventPerRetry(runs);
-  // event for event what a delivery exhausted after 3 attempts has on the dev server (the replay fixture
-  // recorded there): 4,000 retries cost the history what 2 do
-  const fixture = JSON.parse(readFileSync(path.join(__dirname, '..', 'histories', 'deliveryWorkflow_exhausted.json'), 'utf8')) as { events: { eventType: string }[] };
-  const camel = (type: string) => type.replace(/^EVENT_TYPE_/, '').toLowerCase().replace(/_(\w)/g, (_, c: string) => c.toUpperCase());
-  expect(runs[0]!.events.map(eventType)).toEqual(fixture.events.map((e) => camel(e.eventType)));
+    // thousands of attempts, and no continue-as-new: the whole history is one small run
+    const runs = await runsOf(server.env.client, handle.deliveryId);
+    expect(runs).toHaveLength(1);
+    expectNoEventPerRetry(runs);
+    // event for event what a delivery exhausted after 3 attempts has on the dev server (the replay fixture
+    // recorded there): 4,000 retries cost the history what 2 do
+    const fixture = JSON.parse(readFileSync(path.join(__dirname, '..', 'histories', 'deliveryWorkflow_exhausted.json'), 'utf8')) as {
+      events: { eventType: string }[];
+    };
+    const camel = (type: string) =>
+      type
+        .replace(/^EVENT_TYPE_/, '')
+        .toLowerCase()
+        .replace(/_(\w)/g, (_, c: string) => c.toUpperCase());
+    expect(runs[0]!.events.map(eventType)).toEqual(fixture.events.map((e) => camel(e.eventType)));
 
-  const events = runs.reduce((sum, run) => sum + run.events.length, 0);
-  expect(events).toBeLessThan(TEMPORAL_WARNING_EVENTS);
-  const figures = { jitter: JITTER, attempts: result.attempts, runs: runs.length, totalEvents: events, eventsPerAttempt: Number((events / result.attempts).toFixed(4)) };
-  process.stderr.write(`14-day history: ${JSON.stringify(figures)}\n`);
-}, 10 * MINUTE);
+    const events = runs.reduce((sum, run) => sum + run.events.length, 0);
+    expect(events).toBeLessThan(TEMPORAL_WARNING_EVENTS);
+    const figures = {
+      jitter: JITTER,
+      attempts: result.attempts,
+      runs: runs.length,
+      totalEvents: events,
+      eventsPerAttempt: Number((events / result.attempts).toFixed(4)),
+    };
+    process.stderr.write(`14-day history: ${JSON.stringify(figures)}\n`);
+  },
+  10 * MINUTE,
+);

@@ -19,7 +19,10 @@ test('dev --demo starts Temporal with its UI and a worker, and delivers the demo
     stdout += d.toString();
     // the UI is up while the demo runs: ask it for the workflow list page once
     if (!before.includes('flaky demo endpoint') && stdout.includes('flaky demo endpoint')) {
-      void fetch(`http://127.0.0.1:${uiPort}/namespaces/default/workflows`).then((r) => (uiStatus = r.status), () => (uiStatus = -1));
+      void fetch(`http://127.0.0.1:${uiPort}/namespaces/default/workflows`).then(
+        (r) => (uiStatus = r.status),
+        () => (uiStatus = -1),
+      );
     }
   });
   let stderr = '';
@@ -30,7 +33,9 @@ test('dev --demo starts Temporal with its UI and a worker, and delivers the demo
   expect(code).toBe(0);
   expect(stdout).toContain(`Temporal UI: http://localhost:${uiPort}/namespaces/default/workflows`);
   expect(uiStatus).toBe(200);
-  const outcomes = [...stdout.matchAll(/^ {2}(\w+) +(\d+) attempt\(s\) {2}delivery\/demo\/([\w-]+)\//gm)].map((m) => `${m[3]}:${m[1]}:${m[2]}`);
+  const outcomes = [...stdout.matchAll(/^ {2}(\w+) +(\d+) attempt\(s\) {2}delivery\/demo\/([\w-]+)\//gm)].map(
+    (m) => `${m[3]}:${m[1]}:${m[2]}`,
+  );
   expect(outcomes).toEqual([
     'thermostat-1:delivered:3',
     'thermostat-2:dropped:1',

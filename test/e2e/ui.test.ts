@@ -29,7 +29,15 @@ beforeAll(async () => {
   [h, endpoint] = await Promise.all([startHarness(server.address), startFlakyEndpoint()]);
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }, 120_000);
 afterAll(async () => {
@@ -41,12 +49,34 @@ afterAll(async () => {
 
 test('the workflow list filtered by DeliveryState shows the waiting deliveries, and a waiting delivery says why', async () => {
   const submit = (device: string, target: string) =>
-    h.redeliver.submit({ kind: 'event', tenant: 'ui', device, messageId: `${device}-1`, payload: { n: 1 }, target: `${endpoint.url}${target}`, policy: { jitter: 'none', initial: '37s', min: '37s' } });
-  const waiting: DeliveryHandle[] = [await submit('door-1', '/down?fail=99&status=503'), await submit('door-2', '/down?fail=99&status=502')];
+    h.redeliver.submit({
+      kind: 'event',
+      tenant: 'ui',
+      device,
+      messageId: `${device}-1`,
+      payload: { n: 1 },
+      target: `${endpoint.url}${target}`,
+      policy: { jitter: 'none', initial: '37s', min: '37s' },
+    });
+  const waiting: DeliveryHandle[] = [
+    await submit('door-1', '/down?fail=99&status=503'),
+    await submit('door-2', '/down?fail=99&status=502'),
+  ];
   const delivered = await submit('door-3', '/up');
   await delivered.result();
-  for (const handle of waiting) await waitFor(() => handle.status(), (s) => s.state === 'waiting', 10_000, 'waiting');
-  await waitFor(async () => h.redeliver.count({ state: 'waiting' }), (n) => n === 2, 10_000, 'visibility');
+  for (const handle of waiting)
+    await waitFor(
+      () => handle.status(),
+      (s) => s.state === 'waiting',
+      10_000,
+      'waiting',
+    );
+  await waitFor(
+    async () => h.redeliver.count({ state: 'waiting' }),
+    (n) => n === 2,
+    10_000,
+    'visibility',
+  );
 
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   await page.goto(`${uiUrl}/namespaces/default/workflows?query=${encodeURIComponent('DeliveryState = "waiting"')}`);
@@ -58,7 +88,13 @@ test('the workflow list filtered by DeliveryState shows the waiting deliveries, 
   await page.goto(`${uiUrl}/namespaces/default/workflows/${encodeURIComponent(waiting[0]!.deliveryId)}/${runId}/user-metadata`);
   // the UI renders summaries and details (Markdown) in sandboxed frames: read every frame's text
   const pageText = async () => (await Promise.all(page.frames().map((f) => f.innerText('body').catch(() => '')))).join('\n');
-  const text = await waitFor(pageText, (t) => /event ui\/door-1 →/.test(t) && /no jitter/.test(t) && /waiting \d+ s after HTTP 503 — attempt 2 next, expires in 6 d 23 h/.test(t), 30_000, 'summary, details and current details');
+  const text = await waitFor(
+    pageText,
+    (t) =>
+      /event ui\/door-1 →/.test(t) && /no jitter/.test(t) && /waiting \d+ s after HTTP 503 — attempt 2 next, expires in 6 d 23 h/.test(t),
+    30_000,
+    'summary, details and current details',
+  );
   expect(text).toContain(`POST ${endpoint.url}/down?fail=99&status=503`);
   const shot = path.join(mkdtempSync(path.join(tmpdir(), 'redeliver-shot-')), 'waiting.png');
   await page.screenshot({ path: shot, fullPage: false });
@@ -73,16 +109,25 @@ test('with encryption keys, `redeliver dev` points the UI at a codec server it a
   const keys = `k1:${Buffer.alloc(32, 7).toString('base64')}`;
   const [port, devUiPort, codecPort] = [await freePort(), await freePort(), await freePort()];
   const db = path.join(mkdtempSync(path.join(tmpdir(), 'redeliver-ui-codec-')), 'dev.db');
-  const dev = spawn(process.execPath, [CLI, 'dev', '--no-worker', '--port', String(port), '--ui-port', String(devUiPort), '--codec-port', String(codecPort), '--db', db], {
-    env: { ...process.env, REDELIVER_ENCRYPTION_KEYS: keys },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const dev = spawn(
+    process.execPath,
+    [CLI, 'dev', '--no-worker', '--port', String(port), '--ui-port', String(devUiPort), '--codec-port', String(codecPort), '--db', db],
+    {
+      env: { ...process.env, REDELIVER_ENCRYPTION_KEYS: keys },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   dev.stdout.on('data', (d: Buffer) => (out += d.toString()));
   dev.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise((resolve) => dev.once('close', resolve));
   const keyed = await (async () => {
-    await waitFor(async () => out, (o) => o.includes('Temporal UI:') || dev.exitCode !== null, 90_000, 'redeliver dev');
+    await waitFor(
+      async () => out,
+      (o) => o.includes('Temporal UI:') || dev.exitCode !== null,
+      90_000,
+      'redeliver dev',
+    );
     return startHarness(`127.0.0.1:${port}`, { encryptionKeys: parseKeyRing(keys) });
   })();
   try {
@@ -91,7 +136,13 @@ test('with encryption keys, `redeliver dev` points the UI at a codec server it a
     expect((await fetch(`http://127.0.0.1:${codecPort}/decode`, { method: 'POST', body: '{"payloads":[]}' })).status).toBe(401);
 
     const secret = `reading-${randomUUID()}`;
-    const handle = await keyed.redeliver.submit({ kind: 'event', tenant: 'ui', device: 'vault-1', payload: { secret }, target: `${endpoint.url}/vault` });
+    const handle = await keyed.redeliver.submit({
+      kind: 'event',
+      tenant: 'ui',
+      device: 'vault-1',
+      payload: { secret },
+      target: `${endpoint.url}/vault`,
+    });
     await handle.result();
     const { runId } = await handle.workflow.describe();
     const page = await browser.newPage();

@@ -82,7 +82,9 @@ test('200 deliveries to an endpoint down for 65 s: retries stay within the budge
   // and over the whole outage
   const whileDown = retries.filter((t) => t < upAt).length;
   expect(whileDown).toBeLessThanOrEqual(bound((upAt - retries[0]!) / 1000));
-  process.stderr.write(`retry budget ${BUDGET.perSecond}/s: ${whileDown} retries in ${Math.round((upAt - retries[0]!) / 1000)} s down, busiest 10 s ${worst}\n`);
+  process.stderr.write(
+    `retry budget ${BUDGET.perSecond}/s: ${whileDown} retries in ${Math.round((upAt - retries[0]!) / 1000)} s down, busiest 10 s ${worst}\n`,
+  );
   // and the budget is used: one that held everything back would pass the bound too
   expect(whileDown).toBeGreaterThan((BUDGET.perSecond * (upAt - downAt)) / 1000 / 2);
 

@@ -55,7 +55,11 @@ const started: SubscriptionHandle[] = [];
 
 beforeAll(async () => {
   [broker, h, callback] = await Promise.all([startMosquitto({ users: Object.values(USERS) }), startHarness(), startCallback()]);
-  process.env.REDELIVER_MQTT_CREDENTIALS_GATEWAY = JSON.stringify({ username: USERS.gateway.username, password: USERS.gateway.password, brokers: [broker.url] });
+  process.env.REDELIVER_MQTT_CREDENTIALS_GATEWAY = JSON.stringify({
+    username: USERS.gateway.username,
+    password: USERS.gateway.password,
+    brokers: [broker.url],
+  });
   subscriptions = new Subscriptions(h.client, { taskQueue: h.taskQueue });
 });
 afterAll(async () => {
@@ -82,18 +86,27 @@ const start = async (device: string, extra: object = {}) => {
   return handle;
 };
 const sendCommand = (device: string, requestId: string, name: string, payload: string) =>
-  backend.client.publishAsync(`command/acme/${device}/req/${requestId}/${name}`, payload, { qos: 1, properties: { contentType: 'application/json' } });
+  backend.client.publishAsync(`command/acme/${device}/req/${requestId}/${name}`, payload, {
+    qos: 1,
+    properties: { contentType: 'application/json' },
+  });
 const callsFor = (requestId: string) => callback.calls.filter((c) => c.headers['command-request-id'] === requestId);
-const durationMs = (d: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(d?.seconds ?? 0) * 1000 + Math.round((d?.nanos ?? 0) / 1e6);
+const durationMs = (d: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+  Number(d?.seconds ?? 0) * 1000 + Math.round((d?.nanos ?? 0) / 1e6);
 
 /** The waits the workflow planned before each new subscription attempt: the timer right after each failed hold. */
 async function resubscribeWaits(handle: SubscriptionHandle): Promise<number[]> {
   const events = (await handle.workflow.fetchHistory()).events!;
-  const typeOf = new Map(events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes!.activityType!.name]));
+  const typeOf = new Map(
+    events
+      .filter((e) => e.activityTaskScheduledEventAttributes)
+      .map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes!.activityType!.name]),
+  );
   const waits: number[] = [];
   let afterFailedHold = false;
   for (const e of events) {
-    if (e.activityTaskFailedEventAttributes) afterFailedHold = typeOf.get(String(e.activityTaskFailedEventAttributes.scheduledEventId)) === 'holdSubscription';
+    if (e.activityTaskFailedEventAttributes)
+      afterFailedHold = typeOf.get(String(e.activityTaskFailedEventAttributes.scheduledEventId)) === 'holdSubscription';
     if (e.timerStartedEventAttributes && afterFailedHold) {
       waits.push(durationMs(e.timerStartedEventAttributes.startToFireTimeout));
       afterFailedHold = false;
@@ -105,7 +118,12 @@ async function resubscribeWaits(handle: SubscriptionHandle): Promise<number[]> {
 test('a command reaches the callback and its answer goes out as a command response; after the broker restarts, too', async () => {
   const device = `sensor-${randomUUID().slice(0, 8)}`;
   const handle = await start(device);
-  await waitFor(() => handle.status(), (s) => s.state === 'subscribed', 10_000, 'the subscription');
+  await waitFor(
+    () => handle.status(),
+    (s) => s.state === 'subscribed',
+    10_000,
+    'the subscription',
+  );
   backend = await watch(broker.url, USERS.backend, 'command///res/#');
 
   // the callback is down for the first hand-off: it is retried with the backoff
@@ -117,23 +135,56 @@ test('a command reaches the callback and its answer goes out as a command respon
     } else res.writeHead(200, { 'content-type': 'application/json', 'command-status': '200' }).end('{"ok":true}');
   });
   await sendCommand(device, 'r-1', 'setTemp', '{"t":22}');
-  await waitFor(async () => backend.seen.filter((m) => m.topic === 'command///res/r-1/200'), (r) => r.length === 1, 10_000, 'the response to r-1');
-  expect(callsFor('r-1').map((c) => [c.headers['delivery-attempt'], c.headers['command-name'], c.headers['message-id'], c.headers['content-type'], c.body])).toEqual([
+  await waitFor(
+    async () => backend.seen.filter((m) => m.topic === 'command///res/r-1/200'),
+    (r) => r.length === 1,
+    10_000,
+    'the response to r-1',
+  );
+  expect(
+    callsFor('r-1').map((c) => [
+      c.headers['delivery-attempt'],
+      c.headers['command-name'],
+      c.headers['message-id'],
+      c.headers['content-type'],
+      c.body,
+    ]),
+  ).toEqual([
     ['1', 'setTemp', 'r-1', 'application/json', '{"t":22}'],
     ['2', 'setTemp', 'r-1', 'application/json', '{"t":22}'],
   ]);
-  expect(backend.seen.find((m) => m.topic === 'command///res/r-1/200')).toMatchObject({ payload: '{"ok":true}', qos: 1, userProperties: { 'message-id': 'response-r-1' } });
+  expect(backend.seen.find((m) => m.topic === 'command///res/r-1/200')).toMatchObject({
+    payload: '{"ok":true}',
+    qos: 1,
+    userProperties: { 'message-id': 'response-r-1' },
+  });
   const afterFirst = await handle.status();
   expect(afterFirst.commands).toEqual({ received: 1, handed: 1, responded: 1, failed: 0, queued: 0 });
-  expect(afterFirst.recentCommands[0]).toMatchObject({ requestId: 'r-1', name: 'setTemp', outcome: 'responded', status: 200, responseId: `delivery/acme/${device}/response-r-1` });
+  expect(afterFirst.recentCommands[0]).toMatchObject({
+    requestId: 'r-1',
+    name: 'setTemp',
+    outcome: 'responded',
+    status: 200,
+    responseId: `delivery/acme/${device}/response-r-1`,
+  });
   // the response is a delivery like any other
   expect(await h.redeliver.getHandle(`delivery/acme/${device}/response-r-1`).result()).toMatchObject({ outcome: 'delivered' });
 
   // the broker dies and stays away past the downtime threshold (1 s here; the guide's 1 min by default)
   await broker.kill();
-  await waitFor(() => handle.status(), (s) => s.state === 'waiting' && !!s.downtime.current?.countsAsDowntime, 15_000, 'a lost subscription counted as downtime');
+  await waitFor(
+    () => handle.status(),
+    (s) => s.state === 'waiting' && !!s.downtime.current?.countsAsDowntime,
+    15_000,
+    'a lost subscription counted as downtime',
+  );
   await broker.start();
-  const again = await waitFor(() => handle.status(), (s) => s.state === 'subscribed' && s.holds > afterFirst.holds, 15_000, 'the subscription again');
+  const again = await waitFor(
+    () => handle.status(),
+    (s) => s.state === 'subscribed' && s.holds > afterFirst.holds,
+    15_000,
+    'the subscription again',
+  );
   // the outage is downtime (so may the first subscribing have been, on a slow machine: it counts from the start)
   const outages = <P extends { reason: string }>(periods: P[]) => periods.filter((p) => p.reason !== 'not subscribed yet');
   expect(again.downtime).toMatchObject({ outages: 1, current: null });
@@ -144,7 +195,12 @@ test('a command reaches the callback and its answer goes out as a command respon
   await backend.close();
   backend = await watch(broker.url, USERS.backend, 'command///res/#');
   await sendCommand(device, 'r-2', 'setTemp', '{"t":23}');
-  await waitFor(async () => backend.seen.filter((m) => m.topic === 'command///res/r-2/200'), (r) => r.length === 1, 10_000, 'the response to r-2');
+  await waitFor(
+    async () => backend.seen.filter((m) => m.topic === 'command///res/r-2/200'),
+    (r) => r.length === 1,
+    10_000,
+    'the response to r-2',
+  );
   expect(callsFor('r-2')).toHaveLength(1);
 
   // every resubscription waited as the policy says: 200 ms, 400 ms, 800 ms, then 1 s (its max)
@@ -153,7 +209,11 @@ test('a command reaches the callback and its answer goes out as a command respon
   expect(waits).toEqual([200, 400, 800, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000].slice(0, waits.length));
 
   const result = await handle.stop('test over');
-  expect(result).toMatchObject({ outcome: 'stopped', reason: 'test over', commands: { received: 2, handed: 2, responded: 2, failed: 0, queued: 0 } });
+  expect(result).toMatchObject({
+    outcome: 'stopped',
+    reason: 'test over',
+    commands: { received: 2, handed: 2, responded: 2, failed: 0, queued: 0 },
+  });
   expect(outages(result.downtime.periods)).toHaveLength(1);
   expect((await handle.status()).state).toBe('stopped');
 });
@@ -161,13 +221,23 @@ test('a command reaches the callback and its answer goes out as a command respon
 test('a one-way command is handed over without a response; a command that comes twice (same request id) is handed over once', async () => {
   const device = `sensor-${randomUUID().slice(0, 8)}`;
   const handle = await start(device);
-  await waitFor(() => handle.status(), (s) => s.state === 'subscribed', 10_000, 'the subscription');
+  await waitFor(
+    () => handle.status(),
+    (s) => s.state === 'subscribed',
+    10_000,
+    'the subscription',
+  );
   callback.answerWith((_call, res) => res.writeHead(204).end());
   backend ??= await watch(broker.url, USERS.backend);
   await backend.client.publishAsync(`command/acme/${device}/req//reboot`, 'now', { qos: 1 });
   await sendCommand(device, 'r-9', 'ping', '{}');
   await sendCommand(device, 'r-9', 'ping', '{}');
-  await waitFor(() => handle.status(), (s) => s.commands.handed === 2 && s.commands.queued === 0, 10_000, 'both commands handed over');
+  await waitFor(
+    () => handle.status(),
+    (s) => s.commands.handed === 2 && s.commands.queued === 0,
+    10_000,
+    'both commands handed over',
+  );
   const reboot = callback.calls.find((c) => c.headers['command-name'] === 'reboot');
   expect(reboot?.headers['command-request-id']).toBeUndefined();
   expect(reboot?.body).toBe('now');
@@ -181,10 +251,15 @@ test('a one-way command is handed over without a response; a command that comes 
   await handle.stop();
 });
 
-test("a topic outside printable ASCII reaches the callback percent-encoded; a request id no response could carry is refused before the callback runs", async () => {
+test('a topic outside printable ASCII reaches the callback percent-encoded; a request id no response could carry is refused before the callback runs', async () => {
   const device = `sensor-${randomUUID().slice(0, 8)}`;
   const handle = await start(device);
-  await waitFor(() => handle.status(), (s) => s.state === 'subscribed', 10_000, 'the subscription');
+  await waitFor(
+    () => handle.status(),
+    (s) => s.state === 'subscribed',
+    10_000,
+    'the subscription',
+  );
   callback.answerWith((_call, res) => res.writeHead(204).end());
   backend ??= await watch(broker.url, USERS.backend);
   // a one-way command whose name has a space, a "%" and a character outside Latin-1 (which HTTP headers cannot carry)
@@ -192,10 +267,18 @@ test("a topic outside printable ASCII reaches the callback percent-encoded; a re
   await backend.client.publishAsync(`command/acme/${device}/req//${name}`, 'lamp', { qos: 1 });
   // a two-way command whose request id has a space: its response could be neither addressed nor deduplicated
   await backend.client.publishAsync(`command/acme/${device}/req/r 1/ping`, 'bad-id', { qos: 1 });
-  const status = await waitFor(() => handle.status(), (s) => s.commands.received === 2 && s.commands.queued === 0 && s.commands.handed + s.commands.failed === 2, 10_000, 'both commands done');
+  const status = await waitFor(
+    () => handle.status(),
+    (s) => s.commands.received === 2 && s.commands.queued === 0 && s.commands.handed + s.commands.failed === 2,
+    10_000,
+    'both commands done',
+  );
   expect(callback.calls.filter((c) => c.body === 'bad-id')).toEqual([]);
   const lamp = callback.calls.find((c) => c.body === 'lamp');
-  expect(lamp?.headers).toMatchObject({ 'command-name': 'licht%20an/%F0%9F%92%A1%20100%25', 'command-topic': `command/acme/${device}/req//licht%20an/%F0%9F%92%A1%20100%25` });
+  expect(lamp?.headers).toMatchObject({
+    'command-name': 'licht%20an/%F0%9F%92%A1%20100%25',
+    'command-topic': `command/acme/${device}/req//licht%20an/%F0%9F%92%A1%20100%25`,
+  });
   expect(decodeURIComponent(lamp!.headers['command-name'] as string)).toBe(name);
   expect(status.recentCommands.map((c) => [c.name, c.outcome, c.code])).toEqual([
     [name, 'handed', 'http-204'],
@@ -208,7 +291,12 @@ test('commands sent while the connection is down wait in the broker for the subs
   const device = `sensor-${randomUUID().slice(0, 8)}`;
   // a long wait before resubscribing, so that the command surely comes while nobody holds the session
   const handle = await start(device, { policy: { jitter: 'none', initial: '4s', min: '4s', max: '4s' } });
-  await waitFor(() => handle.status(), (s) => s.state === 'subscribed', 10_000, 'the subscription');
+  await waitFor(
+    () => handle.status(),
+    (s) => s.state === 'subscribed',
+    10_000,
+    'the subscription',
+  );
   callback.answerWith((_call, res) => res.writeHead(204).end());
   backend ??= await watch(broker.url, USERS.backend);
 
@@ -216,13 +304,31 @@ test('commands sent while the connection is down wait in the broker for the subs
   // subscription's connection: MQTT 5 says with DISCONNECT 0x8E, Mosquitto 2.0 just closes it), then
   // leaves, keeping the session
   const { clientId } = subscriptions.validate({ tenant: 'acme', device, broker: broker.url, callback: callback.url }).broker;
-  const intruder = await mqtt.connectAsync(broker.url, { protocolVersion: 5, clientId, clean: false, username: USERS.gateway.username, password: USERS.gateway.password, reconnectPeriod: 0, properties: { sessionExpiryInterval: 3600 } });
+  const intruder = await mqtt.connectAsync(broker.url, {
+    protocolVersion: 5,
+    clientId,
+    clean: false,
+    username: USERS.gateway.username,
+    password: USERS.gateway.password,
+    reconnectPeriod: 0,
+    properties: { sessionExpiryInterval: 3600 },
+  });
   await intruder.endAsync();
-  const lost = await waitFor(() => handle.status(), (s) => s.state === 'waiting', 10_000, 'the subscription lost');
+  const lost = await waitFor(
+    () => handle.status(),
+    (s) => s.state === 'waiting',
+    10_000,
+    'the subscription lost',
+  );
   expect(lost.lastError).toMatchObject({ class: 'connection', code: expect.stringMatching(/^(mqtt-0x8e|mqtt-closed)$/) });
 
   await sendCommand(device, 'r-q', 'queued', '{}');
-  await waitFor(async () => callsFor('r-q'), (c) => c.length === 1, 15_000, 'the queued command at the callback');
+  await waitFor(
+    async () => callsFor('r-q'),
+    (c) => c.length === 1,
+    15_000,
+    'the queued command at the callback',
+  );
   const after = await handle.status();
   expect(after.holds).toBe(2);
   // it came out of the session as the subscription reconnected, before its SUBACK: it had waited in the broker
@@ -232,8 +338,15 @@ test('commands sent while the connection is down wait in the broker for the subs
 });
 
 test('a subscription whose credentials the broker refuses: rejected, with the time it was down', async () => {
-  process.env.REDELIVER_MQTT_CREDENTIALS_WRONG = JSON.stringify({ username: USERS.gateway.username, password: 'not-the-password', brokers: [broker.url] });
-  const handle = await start(`sensor-${randomUUID().slice(0, 8)}`, { broker: { url: broker.url, credential: 'wrong' }, downtimeThreshold: '1m' });
+  process.env.REDELIVER_MQTT_CREDENTIALS_WRONG = JSON.stringify({
+    username: USERS.gateway.username,
+    password: 'not-the-password',
+    brokers: [broker.url],
+  });
+  const handle = await start(`sensor-${randomUUID().slice(0, 8)}`, {
+    broker: { url: broker.url, credential: 'wrong' },
+    downtimeThreshold: '1m',
+  });
   const result = await handle.result();
   expect(result).toMatchObject({ outcome: 'rejected', lastError: { class: 'client', code: expect.stringMatching(/^mqtt-0x8[67]$/) } });
   expect(result.reason).toMatch(/CONNACK/);
@@ -244,7 +357,10 @@ test('a subscription whose credentials the broker refuses: rejected, with the ti
 test('a subscription naming a credential with a broker it is not bound to: rejected, and that broker sees no connection', async () => {
   const attacker = (await startTcpListener('127.0.0.1'))!;
   try {
-    const handle = await start(`sensor-${randomUUID().slice(0, 8)}`, { broker: { url: attacker.url('mqtt'), credential: 'gateway' }, downtimeThreshold: '1m' });
+    const handle = await start(`sensor-${randomUUID().slice(0, 8)}`, {
+      broker: { url: attacker.url('mqtt'), credential: 'gateway' },
+      downtimeThreshold: '1m',
+    });
     const result = await handle.result();
     expect(result).toMatchObject({ outcome: 'rejected', lastError: { class: 'client', code: 'secret-not-bound' } });
     expect(await attacker.settled()).toBe(0);
@@ -256,16 +372,41 @@ test('a subscription naming a credential with a broker it is not bound to: rejec
 test('from the shell: redeliver subscribe start, status, stop; bad flags name the field', async () => {
   const device = `cli-${randomUUID().slice(0, 8)}`;
   const conn = ['--address', testAddress(), '--task-queue', h.taskQueue];
-  const begun = await runCli(['subscribe', 'start', '--tenant', 'acme', '--device', device, '--broker', broker.url, '--credential', 'gateway', '--callback', callback.url, '--json', ...conn]);
+  const begun = await runCli([
+    'subscribe',
+    'start',
+    '--tenant',
+    'acme',
+    '--device',
+    device,
+    '--broker',
+    broker.url,
+    '--credential',
+    'gateway',
+    '--callback',
+    callback.url,
+    '--json',
+    ...conn,
+  ]);
   expect(begun.stderr).toBe('');
   expect(JSON.parse(begun.stdout)).toMatchObject({ subscriptionId: `subscription/acme/${device}`, created: true });
   const handle = subscriptions.getHandle('acme', device);
   started.push(handle);
-  await waitFor(() => handle.status(), (s) => s.state === 'subscribed', 10_000, 'the subscription');
+  await waitFor(
+    () => handle.status(),
+    (s) => s.state === 'subscribed',
+    10_000,
+    'the subscription',
+  );
 
   const status = await runCli(['subscribe', 'status', `acme/${device}`, '--json', ...conn]);
   expect(status.code).toBe(0);
-  expect(JSON.parse(status.stdout)).toMatchObject({ subscriptionId: `subscription/acme/${device}`, state: 'subscribed', topic: `command/acme/${device}/req/#`, downtime: { thresholdMs: 60_000, totalMs: 0 } });
+  expect(JSON.parse(status.stdout)).toMatchObject({
+    subscriptionId: `subscription/acme/${device}`,
+    state: 'subscribed',
+    topic: `command/acme/${device}/req/#`,
+    downtime: { thresholdMs: 60_000, totalMs: 0 },
+  });
   const human = await runCli(['subscribe', 'status', `acme/${device}`, ...conn]);
   expect(human.stdout).toMatch(/state {7}subscribed/);
 
@@ -273,7 +414,19 @@ test('from the shell: redeliver subscribe start, status, stop; bad flags name th
   expect(stopped.code).toBe(0);
   expect(JSON.parse(stopped.stdout)).toMatchObject({ outcome: 'stopped', reason: 'from the shell' });
 
-  const bad = await runCli(['subscribe', 'start', '--tenant', 'acme', '--device', device, '--broker', 'http://x', '--callback', 'mqtt://y', ...conn]);
+  const bad = await runCli([
+    'subscribe',
+    'start',
+    '--tenant',
+    'acme',
+    '--device',
+    device,
+    '--broker',
+    'http://x',
+    '--callback',
+    'mqtt://y',
+    ...conn,
+  ]);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toMatch(/broker.url: scheme "http" is not supported/);
   expect(bad.stderr).toMatch(/callback.url: scheme "mqtt" is not supported/);

@@ -20,7 +20,11 @@ beforeAll(async () => {
   [broker, h] = await Promise.all([startMosquitto({ users: Object.values(USERS) }), startHarness()]);
   // the worker resolves credentials by name from its environment, each bound to its brokers: the delivery carries only the name
   const brokers = [broker.url];
-  process.env.REDELIVER_MQTT_CREDENTIALS_GATEWAY = JSON.stringify({ username: USERS.device.username, password: USERS.device.password, brokers });
+  process.env.REDELIVER_MQTT_CREDENTIALS_GATEWAY = JSON.stringify({
+    username: USERS.device.username,
+    password: USERS.device.password,
+    brokers,
+  });
   process.env.REDELIVER_MQTT_CREDENTIALS_WRONG = JSON.stringify({ username: USERS.device.username, password: 'not-the-password', brokers });
 });
 afterEach(async () => {
@@ -56,7 +60,12 @@ test("QoS 1 event: delivered on the broker's PUBACK, on Hono's topic, the messag
   expect(result).toMatchObject({ outcome: 'delivered', attempts: 1 });
   const status = await handle.status();
   expect(status.endpoint).toBe(`127.0.0.1:${broker.port}`);
-  await waitFor(async () => watcher.seen.length, (n) => n >= 1, 5_000, 'the message at the receiver');
+  await waitFor(
+    async () => watcher.seen.length,
+    (n) => n >= 1,
+    5_000,
+    'the message at the receiver',
+  );
   expect(watcher.seen).toEqual([
     {
       topic: `event/acme/${dev}`,
@@ -73,9 +82,16 @@ test("QoS 1 event: delivered on the broker's PUBACK, on Hono's topic, the messag
 test('QoS 1 telemetry over MQTT 3.1.1: delivered on the PUBACK (3.1.1 carries no user properties)', async () => {
   const dev = device();
   const watcher = await observe(`telemetry/acme/${dev}`);
-  const result = await (await submit({ kind: 'telemetry', device: dev, target: { url: broker.url, credential: 'gateway', protocolVersion: '3.1.1' } })).result();
+  const result = await (
+    await submit({ kind: 'telemetry', device: dev, target: { url: broker.url, credential: 'gateway', protocolVersion: '3.1.1' } })
+  ).result();
   expect(result).toMatchObject({ outcome: 'delivered', attempts: 1 });
-  await waitFor(async () => watcher.seen.length, (n) => n >= 1, 5_000, 'the message at the receiver');
+  await waitFor(
+    async () => watcher.seen.length,
+    (n) => n >= 1,
+    5_000,
+    'the message at the receiver',
+  );
   expect(watcher.seen[0]).toMatchObject({ topic: `telemetry/acme/${dev}`, qos: 1, userProperties: {} });
 });
 
@@ -87,7 +103,12 @@ test('QoS 0 telemetry: sent exactly once; with the broker away, dropped after it
   expect((await handle.status()).lastAttemptAt).not.toBeNull();
   // a QoS 1 message after it on the same connection: once the receiver has that, it has all the QoS 0 there is
   await (await submit({ kind: 'telemetry', device: dev, payload: 'after' })).result();
-  await waitFor(async () => watcher.seen.map((m) => m.payload), (p) => p.includes('after'), 5_000, 'the QoS 1 message behind it');
+  await waitFor(
+    async () => watcher.seen.map((m) => m.payload),
+    (p) => p.includes('after'),
+    5_000,
+    'the QoS 1 message behind it',
+  );
   expect(watcher.seen.filter((m) => m.payload === 'qos0')).toEqual([expect.objectContaining({ qos: 0 })]);
 
   const nowhere = `mqtt://127.0.0.1:${await freePort()}`;
@@ -100,7 +121,12 @@ test("broker down, then up: delivered after reconnecting, each attempt after the
   const policy = { jitter: 'none', initial: '200ms', min: '200ms', multiplier: 2, max: '800ms' } as const;
   const handle = await submit({ kind: 'event', policy });
   // the attempt log while the broker is away: each attempt after the policy's wait, no tight loop
-  const refused = await waitFor(() => handle.status(), (s) => s.attempts >= 4, 20_000, 'four refused attempts');
+  const refused = await waitFor(
+    () => handle.status(),
+    (s) => s.attempts >= 4,
+    20_000,
+    'four refused attempts',
+  );
   await broker.start();
   const result = await handle.result();
   expect(result.outcome).toBe('delivered');
@@ -119,11 +145,15 @@ test("broker down, then up: delivered after reconnecting, each attempt after the
 
 test('a wrong password: refused at CONNACK, rejected after one attempt', async () => {
   const result = await (await submit({ kind: 'event', target: { url: broker.url, credential: 'wrong' } })).result();
-  expect(result).toMatchObject({ outcome: 'rejected', attempts: 1, lastError: { class: 'client', code: expect.stringMatching(/^mqtt-0x8[67]$/) } });
+  expect(result).toMatchObject({
+    outcome: 'rejected',
+    attempts: 1,
+    lastError: { class: 'client', code: expect.stringMatching(/^mqtt-0x8[67]$/) },
+  });
   expect(result.reason).toMatch(/CONNACK/);
 });
 
-test("a credential named with a broker it is not bound to: rejected after one attempt, and that broker sees no connection", async () => {
+test('a credential named with a broker it is not bound to: rejected after one attempt, and that broker sees no connection', async () => {
   const attacker = (await startTcpListener('127.0.0.1'))!;
   try {
     const result = await (await submit({ kind: 'event', target: { url: attacker.url('mqtt'), credential: 'gateway' } })).result();
@@ -137,7 +167,9 @@ test("a credential named with a broker it is not bound to: rejected after one at
 });
 
 test('not authorized to publish on the topic (MQTT 5 PUBACK 0x87): rejected after one attempt', async () => {
-  const result = await (await submit({ kind: 'event', target: { url: broker.url, credential: 'gateway', topic: 'alarms/{tenant}/{device}' } })).result();
+  const result = await (
+    await submit({ kind: 'event', target: { url: broker.url, credential: 'gateway', topic: 'alarms/{tenant}/{device}' } })
+  ).result();
   expect(result).toMatchObject({ outcome: 'rejected', attempts: 1, lastError: { class: 'client', code: 'mqtt-0x87' } });
   expect(result.reason).toMatch(/PUBACK 0x87 Not authorized/);
 });
@@ -147,12 +179,27 @@ test('broker killed mid-delivery: delivered once it is back, with the same messa
   await (await submit({ kind: 'event' })).result();
   broker.freeze();
   const handle = await submit({ kind: 'event', policy: { jitter: 'none', initial: '300ms', min: '300ms', max: '300ms' } });
-  await waitFor(async () => h.mqtt.stats().inFlight, (n) => n === 1, 10_000, 'the attempt waiting for its PUBACK');
+  await waitFor(
+    async () => h.mqtt.stats().inFlight,
+    (n) => n === 1,
+    10_000,
+    'the attempt waiting for its PUBACK',
+  );
   await broker.kill();
-  await waitFor(() => handle.status(), (s) => s.lastError?.class === 'connection', 10_000, 'the attempt to fail');
+  await waitFor(
+    () => handle.status(),
+    (s) => s.lastError?.class === 'connection',
+    10_000,
+    'the attempt to fail',
+  );
   // hold the delivery while the receiver reconnects, so that it sees the message arrive
   await handle.pause('receiver reconnecting');
-  const paused = await waitFor(() => handle.status(), (s) => s.state === 'paused', 10_000, 'the delivery to be paused');
+  const paused = await waitFor(
+    () => handle.status(),
+    (s) => s.state === 'paused',
+    10_000,
+    'the delivery to be paused',
+  );
   // the attempt the kill broke: the connection closed under it
   expect(paused.attemptLog[0]).toMatchObject({ attempt: 1, ok: false, code: expect.stringMatching(/^(mqtt-closed|net-ECONNRESET)$/) });
   await broker.start();
@@ -161,20 +208,53 @@ test('broker killed mid-delivery: delivered once it is back, with the same messa
   const result = await handle.result();
   expect(result.outcome).toBe('delivered');
   expect(result.attempts).toBeGreaterThanOrEqual(2);
-  await waitFor(async () => watcher.seen.length, (n) => n >= 1, 5_000, 'the message at the receiver');
-  expect(watcher.seen.map((m) => m.userProperties)).toEqual([{ 'message-id': result.messageId, 'delivery-attempt': String(result.attempts) }]);
+  await waitFor(
+    async () => watcher.seen.length,
+    (n) => n >= 1,
+    5_000,
+    'the message at the receiver',
+  );
+  expect(watcher.seen.map((m) => m.userProperties)).toEqual([
+    { 'message-id': result.messageId, 'delivery-attempt': String(result.attempts) },
+  ]);
 });
 
 test('from the shell: submit to a broker by credential name, on a topic of its own, and wait for the outcome', async () => {
   const dev = device();
   const watcher = await observe(`event/acme/${dev}/smoke`);
   const run = await runCli([
-    'submit', '--kind', 'event', '--tenant', 'acme', '--device', dev, '--target', broker.url, '--credential', 'gateway', '--protocol-version', '3.1.1',
-    '--topic', 'event/{tenant}/{device}/smoke', '--data', '{"smoke":true}', '--wait', '--json', '--address', testAddress(), '--task-queue', h.taskQueue,
+    'submit',
+    '--kind',
+    'event',
+    '--tenant',
+    'acme',
+    '--device',
+    dev,
+    '--target',
+    broker.url,
+    '--credential',
+    'gateway',
+    '--protocol-version',
+    '3.1.1',
+    '--topic',
+    'event/{tenant}/{device}/smoke',
+    '--data',
+    '{"smoke":true}',
+    '--wait',
+    '--json',
+    '--address',
+    testAddress(),
+    '--task-queue',
+    h.taskQueue,
   ]);
   expect(run.stderr).toBe('');
   expect(run.code).toBe(0);
   expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'delivered', attempts: 1 });
-  await waitFor(async () => watcher.seen.length, (n) => n === 1, 5_000, 'the message at the receiver');
+  await waitFor(
+    async () => watcher.seen.length,
+    (n) => n === 1,
+    5_000,
+    'the message at the receiver',
+  );
   expect(watcher.seen[0]).toMatchObject({ topic: `event/acme/${dev}/smoke`, payload: '{"smoke":true}' });
 });

@@ -25,7 +25,11 @@ const USERS = {
 /** The worker's credentials, each bound to the test broker (both its listeners), as every credential must be. */
 const credential = (name: string): MqttCredential | undefined => {
   const brokers = [broker.url, broker.tlsUrl!];
-  const logins: Record<string, { username: string; password: string }> = { pub: USERS.pub, other: USERS.other, wrong: { username: 'pub', password: 'not-the-password' } };
+  const logins: Record<string, { username: string; password: string }> = {
+    pub: USERS.pub,
+    other: USERS.other,
+    wrong: { username: 'pub', password: 'not-the-password' },
+  };
   const login = logins[name];
   return login && { username: login.username, password: login.password, brokers };
 };
@@ -72,8 +76,18 @@ test('QoS 1: success is the PUBACK; the message id and attempt travel as MQTT 5 
       contentType: 'application/json',
     });
     expect(classify(outcome)).toMatchObject({ class: 'success', code: 'mqtt-0x00' });
-    await waitFor(async () => watcher.seen.length, (n) => n === 1, 5_000, 'the watcher to get the message');
-    expect(watcher.seen[0]).toMatchObject({ payload: '{"t":1}', qos: 1, contentType: 'application/json', userProperties: { 'message-id': 'm-1', 'delivery-attempt': '3' } });
+    await waitFor(
+      async () => watcher.seen.length,
+      (n) => n === 1,
+      5_000,
+      'the watcher to get the message',
+    );
+    expect(watcher.seen[0]).toMatchObject({
+      payload: '{"t":1}',
+      qos: 1,
+      contentType: 'application/json',
+      userProperties: { 'message-id': 'm-1', 'delivery-attempt': '3' },
+    });
   } finally {
     await watcher.close();
   }
@@ -115,7 +129,12 @@ test('keep-alive finds a hung broker: the connection leaves the pool', async () 
   expect(p.stats().connections).toBe(1);
   broker.freeze();
   // mqtt.js gives up 1.5 keep-alive periods after the last packet it heard
-  await waitFor(async () => p.stats().connections, (n) => n === 0, 6_000, 'the keep-alive to drop the connection');
+  await waitFor(
+    async () => p.stats().connections,
+    (n) => n === 0,
+    6_000,
+    'the keep-alive to drop the connection',
+  );
 });
 
 test('a broker that dies fails the attempts waiting on it; nothing reconnects until the next attempt', async () => {
@@ -123,7 +142,12 @@ test('a broker that dies fails the attempts waiting on it; nothing reconnects un
   await publish(p);
   broker.freeze(); // the next PUBLISH is written but never answered
   const waiting = publish(p, { timeoutMs: 10_000 });
-  await waitFor(async () => p.stats().inFlight, (n) => n === 1, 5_000, 'the attempt to be in flight');
+  await waitFor(
+    async () => p.stats().inFlight,
+    (n) => n === 1,
+    5_000,
+    'the attempt to be in flight',
+  );
   await broker.kill();
   const { outcome } = await waiting;
   expect(classify(outcome)).toMatchObject({ class: 'connection', code: expect.stringMatching(/^(mqtt-closed|net-ECONNRESET)$/) });
@@ -141,7 +165,11 @@ test('a broker that dies fails the attempts waiting on it; nothing reconnects un
 
 test('not authorized to publish (MQTT 5 PUBACK 0x87): a client error; MQTT 3.1.1 cannot tell', async () => {
   const p = pool();
-  expect(classify((await publish(p, { topic: 'command/acme/x/req/1/off' })).outcome)).toMatchObject({ class: 'client', code: 'mqtt-0x87', retryable: false });
+  expect(classify((await publish(p, { topic: 'command/acme/x/req/1/off' })).outcome)).toMatchObject({
+    class: 'client',
+    code: 'mqtt-0x87',
+    retryable: false,
+  });
   // MQTT 3.1.1 has no way to refuse a single message: Mosquitto acknowledges and drops it
   expect(classify((await publish(p, { topic: 'command/acme/x/req/1/off', protocolVersion: '3.1.1' })).outcome).class).toBe('success');
 });
@@ -159,7 +187,13 @@ test('a wrong password: refused at CONNACK (MQTT 5: a client error; MQTT 3.1.1: 
 
 test('a credential the worker does not have, or has without brokers: rejected, naming where the worker looks; the secret never in the reason', async () => {
   const unbound = JSON.stringify({ username: 'pub', password: 'hunter2' });
-  const p = createMqttPool({ credentials: credentialsFromEnvironment({ REDELIVER_MQTT_CREDENTIALS_BROKEN: 'user:hunter2', REDELIVER_MQTT_CREDENTIALS_UNBOUND: unbound }), allow: ['loopback'] });
+  const p = createMqttPool({
+    credentials: credentialsFromEnvironment({
+      REDELIVER_MQTT_CREDENTIALS_BROKEN: 'user:hunter2',
+      REDELIVER_MQTT_CREDENTIALS_UNBOUND: unbound,
+    }),
+    allow: ['loopback'],
+  });
   pools.push(p);
   const missing = classify((await publish(p, { credential: 'nope' })).outcome);
   expect(missing).toMatchObject({ class: 'client', code: 'invalid-target' });
@@ -193,7 +227,10 @@ describe('a credential goes only to the brokers it is bound to', () => {
         'If it is trusted, add it to "brokers" in REDELIVER_MQTT_CREDENTIALS_PUB or the file named by REDELIVER_MQTT_CREDENTIALS_FILE',
     );
     // a command subscription's dedicated connection passes the same gate
-    const subscription = await p.connectDedicated({ url: attacker.url('mqtts'), protocolVersion: '3.1.1', credential: 'pub', tls: null }, { clientId: 'sub-1', clean: true, timeoutMs: 2_000 });
+    const subscription = await p.connectDedicated(
+      { url: attacker.url('mqtts'), protocolVersion: '3.1.1', credential: 'pub', tls: null },
+      { clientId: 'sub-1', clean: true, timeoutMs: 2_000 },
+    );
     expect(subscription.ok ? 'connected' : classify(subscription.outcome).code).toBe('secret-not-bound');
     expect(await attacker.settled()).toBe(0);
     expect(attacker.received).toEqual([]);
@@ -205,7 +242,8 @@ describe('a credential goes only to the brokers it is bound to', () => {
   });
 
   test('the binding is by scheme, host and port: a credential bound to the TLS listener is not sent in clear to the same host', async () => {
-    const tlsOnly = (name: string): MqttCredential | undefined => (name === 'pub' ? { ...USERS.pub, brokers: [{ url: broker.tlsUrl!.replace('localhost', 'LOCALHOST'), ca: CA }] } : undefined);
+    const tlsOnly = (name: string): MqttCredential | undefined =>
+      name === 'pub' ? { ...USERS.pub, brokers: [{ url: broker.tlsUrl!.replace('localhost', 'LOCALHOST'), ca: CA }] } : undefined;
     const p = pool({ credentials: tlsOnly });
     const plain = `mqtt://localhost:${new URL(broker.tlsUrl!).port}`;
     expect(classify((await publish(p, { url: plain })).outcome).code).toBe('secret-not-bound');
@@ -216,7 +254,8 @@ describe('a credential goes only to the brokers it is bound to', () => {
 
   test('from the file and the environment alike, read at connect time: a rotated password and binding apply to the next connection', async () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'redeliver-credentials-')), 'credentials.json');
-    const write = (password: string, brokers: string[]) => writeFileSync(file, JSON.stringify({ filed: { username: 'pub', password, brokers } }));
+    const write = (password: string, brokers: string[]) =>
+      writeFileSync(file, JSON.stringify({ filed: { username: 'pub', password, brokers } }));
     write('old-password', [broker.url]);
     const p = pool({ credentials: credentialsFromEnvironment({ REDELIVER_MQTT_CREDENTIALS_FILE: file }) });
     expect(classify((await publish(p, { credential: 'filed' })).outcome).code).toMatch(/^mqtt-0x8[67]$/);
@@ -237,7 +276,11 @@ test("mqtts: the broker certificate is verified; a CA in the credential's bindin
   writeFileSync(caFile, CA);
   const bindings: Record<string, MqttBrokerBinding> = { inline: { url: broker.tlsUrl!, ca: CA }, filed: { url: broker.tlsUrl!, caFile } };
   const trusting = pool({ credentials: (name) => bindings[name] && { ...USERS.pub, brokers: [bindings[name]] } });
-  for (const credential of ['inline', 'filed']) expect({ credential, ...classify((await publish(trusting, { url: broker.tlsUrl!, credential })).outcome) }).toMatchObject({ credential, class: 'success' });
+  for (const credential of ['inline', 'filed'])
+    expect({ credential, ...classify((await publish(trusting, { url: broker.tlsUrl!, credential })).outcome) }).toMatchObject({
+      credential,
+      class: 'success',
+    });
   // without a credential nothing of the worker's is at stake: a delivery may trust a CA of its own (and this broker then wants a login)
   expect(classify((await publish(p, { url: broker.tlsUrl!, credential: null, tls: { ca: CA } })).outcome).code).toMatch(/^mqtt-0x8[67]$/);
 });
@@ -267,13 +310,19 @@ describe("the TLS trust of a credential is its binding's, never the delivery's",
       expect(c.reason).toContain('tls.ca or tls.servername');
     }
     // a subscription's dedicated connection passes the same gate
-    const held = await p.connectDedicated({ url: bound, protocolVersion: '5', credential: 'pub', tls: tries[0]! }, { clientId: 'sub-1', clean: true, timeoutMs: 1_000 });
+    const held = await p.connectDedicated(
+      { url: bound, protocolVersion: '5', credential: 'pub', tls: tries[0]! },
+      { clientId: 'sub-1', clean: true, timeoutMs: 1_000 },
+    );
     expect(held.ok ? 'connected' : classify(held.outcome).code).toBe('invalid-target');
     expect(await impostor.settled()).toBe(0);
   });
 
   test("the binding's own CA and server name are the operator's to choose: with them, the credential goes there", async () => {
-    const p = pool({ credentials: (name) => (name === 'pub' ? { ...USERS.pub, brokers: [{ url: bound, ca: ATTACKER.ca, servername: 'attacker.test' }] } : undefined) });
+    const p = pool({
+      credentials: (name) =>
+        name === 'pub' ? { ...USERS.pub, brokers: [{ url: bound, ca: ATTACKER.ca, servername: 'attacker.test' }] } : undefined,
+    });
     await publish(p, { url: bound, timeoutMs: 500 });
     expect(await impostor.settled()).toBe(1);
     expect(Buffer.concat(impostor.received).toString('latin1')).toContain(USERS.pub.password);

@@ -52,7 +52,16 @@ describe('every blocked range', () => {
   });
 
   test('the table has no range the cases above miss', () => {
-    expect(BLOCKED_RANGES.map((r) => r.name)).toEqual(['metadata', 'this-network', 'loopback', 'private', 'link-local', 'cgnat', 'multicast', 'reserved']);
+    expect(BLOCKED_RANGES.map((r) => r.name)).toEqual([
+      'metadata',
+      'this-network',
+      'loopback',
+      'private',
+      'link-local',
+      'cgnat',
+      'multicast',
+      'reserved',
+    ]);
   });
 });
 
@@ -78,13 +87,23 @@ describe('IPv4 inside IPv6 is judged by the IPv4 address', () => {
 });
 
 describe('public addresses pass', () => {
-  test.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '100.63.255.255', '100.128.0.0', '172.15.255.255', '172.32.0.0', '169.253.255.255', '223.255.255.255', '2606:4700::1111', '2a00:1450:4001::200e', '2001:4860::8888'])(
-    '%s',
-    (address) => {
-      expect(rangeOf(address)).toBeUndefined();
-      expect(AddressGuard.DEFAULT.refusal(address)).toBeUndefined();
-    },
-  );
+  test.each([
+    '8.8.8.8',
+    '1.1.1.1',
+    '93.184.216.34',
+    '100.63.255.255',
+    '100.128.0.0',
+    '172.15.255.255',
+    '172.32.0.0',
+    '169.253.255.255',
+    '223.255.255.255',
+    '2606:4700::1111',
+    '2a00:1450:4001::200e',
+    '2001:4860::8888',
+  ])('%s', (address) => {
+    expect(rangeOf(address)).toBeUndefined();
+    expect(AddressGuard.DEFAULT.refusal(address)).toBeUndefined();
+  });
 
   test('a host name is not an address', () => {
     expect(() => rangeOf('localhost')).toThrow('not an IP address');

@@ -36,7 +36,14 @@ describe('defaults', () => {
   test('with nothing set, a worker talks to localhost:7233, namespace default, queue redeliver, public addresses only, no encryption', () => {
     const s = workerSettingsFromEnv(env({}));
     expect(s.temporal).toEqual({ connectionOptions: { address: 'localhost:7233' }, namespace: 'default' });
-    expect(s).toMatchObject({ taskQueue: 'redeliver', maxConcurrentAttempts: 200, shutdownGraceMs: 20_000, logLevel: 'WARN', tracesExporter: 'none', serviceName: 'redeliver-worker' });
+    expect(s).toMatchObject({
+      taskQueue: 'redeliver',
+      maxConcurrentAttempts: 200,
+      shutdownGraceMs: 20_000,
+      logLevel: 'WARN',
+      tracesExporter: 'none',
+      serviceName: 'redeliver-worker',
+    });
     expect(s.allowAddresses.describe()).toBe('nothing');
     expect(s.encryptionKeys).toBeUndefined();
     expect(s.prometheusAddress).toBeUndefined();
@@ -44,7 +51,9 @@ describe('defaults', () => {
   });
 
   test('empty variables count as unset, as Docker passes them', () => {
-    expect(workerSettingsFromEnv(env({ TEMPORAL_ADDRESS: '', REDELIVER_MAX_CONCURRENT_ATTEMPTS: ' ', REDELIVER_ENCRYPTION_KEYS: '' }))).toMatchObject({
+    expect(
+      workerSettingsFromEnv(env({ TEMPORAL_ADDRESS: '', REDELIVER_MAX_CONCURRENT_ATTEMPTS: ' ', REDELIVER_ENCRYPTION_KEYS: '' })),
+    ).toMatchObject({
       temporal: { connectionOptions: { address: 'localhost:7233' } },
       maxConcurrentAttempts: 200,
     });
@@ -53,12 +62,24 @@ describe('defaults', () => {
 
 describe("Temporal's conventions (@temporalio/envconfig)", () => {
   test('address, namespace and an API key: TLS goes on by itself, as Temporal Cloud needs', () => {
-    const s = clientSettingsFromEnv(env({ TEMPORAL_ADDRESS: 'us-east-1.aws.api.temporal.io:7233', TEMPORAL_NAMESPACE: 'iot.a1b2c', TEMPORAL_API_KEY: 'secret-key' }));
-    expect(s.temporal).toEqual({ connectionOptions: { address: 'us-east-1.aws.api.temporal.io:7233', apiKey: 'secret-key', tls: true }, namespace: 'iot.a1b2c' });
+    const s = clientSettingsFromEnv(
+      env({ TEMPORAL_ADDRESS: 'us-east-1.aws.api.temporal.io:7233', TEMPORAL_NAMESPACE: 'iot.a1b2c', TEMPORAL_API_KEY: 'secret-key' }),
+    );
+    expect(s.temporal).toEqual({
+      connectionOptions: { address: 'us-east-1.aws.api.temporal.io:7233', apiKey: 'secret-key', tls: true },
+      namespace: 'iot.a1b2c',
+    });
   });
 
   test('mTLS from certificate files, with a server name', () => {
-    const s = clientSettingsFromEnv(env({ TEMPORAL_ADDRESS: 'iot.a1b2c.tmprl.cloud:7233', TEMPORAL_TLS_CLIENT_CERT_PATH: CERT, TEMPORAL_TLS_CLIENT_KEY_PATH: KEY, TEMPORAL_TLS_SERVER_NAME: 'iot.a1b2c.tmprl.cloud' }));
+    const s = clientSettingsFromEnv(
+      env({
+        TEMPORAL_ADDRESS: 'iot.a1b2c.tmprl.cloud:7233',
+        TEMPORAL_TLS_CLIENT_CERT_PATH: CERT,
+        TEMPORAL_TLS_CLIENT_KEY_PATH: KEY,
+        TEMPORAL_TLS_SERVER_NAME: 'iot.a1b2c.tmprl.cloud',
+      }),
+    );
     const tls = s.temporal.connectionOptions.tls as { clientCertPair: { crt: Uint8Array; key: Uint8Array }; serverNameOverride: string };
     expect(Buffer.from(tls.clientCertPair.crt).toString()).toContain('BEGIN CERTIFICATE');
     expect(Buffer.from(tls.clientCertPair.key).toString()).toContain('PRIVATE KEY');
@@ -68,7 +89,9 @@ describe("Temporal's conventions (@temporalio/envconfig)", () => {
   test('a TOML profile, chosen by TEMPORAL_PROFILE, with variables winning over it; gRPC metadata from TEMPORAL_GRPC_META_*', () => {
     const file = path.join(HOME, 'temporal.toml');
     writeFileSync(file, '[profile.prod]\naddress = "prod.example:7233"\nnamespace = "deliveries"\n[profile.prod.tls]\n');
-    const s = clientSettingsFromEnv(env({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'prod', TEMPORAL_NAMESPACE: 'override', TEMPORAL_GRPC_META_X_TENANT: 'acme' }));
+    const s = clientSettingsFromEnv(
+      env({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'prod', TEMPORAL_NAMESPACE: 'override', TEMPORAL_GRPC_META_X_TENANT: 'acme' }),
+    );
     expect(s.temporal.connectionOptions.address).toBe('prod.example:7233');
     expect(s.temporal.namespace).toBe('override');
     expect(s.temporal.connectionOptions.tls).toBeTruthy();
@@ -102,9 +125,9 @@ describe("Temporal's conventions (@temporalio/envconfig)", () => {
     expect(problemsOf(() => clientSettingsFromEnv(env({ TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' })))).toEqual([
       'TEMPORAL_TLS: is false, but TEMPORAL_API_KEY is set: API keys are only sent over TLS',
     ]);
-    expect(problemsOf(() => clientSettingsFromEnv(env({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: CERT, TEMPORAL_TLS_SERVER_CA_CERT_DATA: 'pem' })))).toEqual([
-      'TEMPORAL_TLS_SERVER_CA_CERT_PATH: and TEMPORAL_TLS_SERVER_CA_CERT_DATA are both set; give one',
-    ]);
+    expect(
+      problemsOf(() => clientSettingsFromEnv(env({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: CERT, TEMPORAL_TLS_SERVER_CA_CERT_DATA: 'pem' }))),
+    ).toEqual(['TEMPORAL_TLS_SERVER_CA_CERT_PATH: and TEMPORAL_TLS_SERVER_CA_CERT_DATA are both set; give one']);
     expect(problemsOf(() => clientSettingsFromEnv(env({ TEMPORAL_PROFILE: 'nope' })))).toEqual([
       "TEMPORAL_PROFILE: could not load Temporal's client configuration: Profile 'nope' not found in config data",
     ]);
@@ -208,9 +231,9 @@ describe("redeliver's variables", () => {
     expect(problemsOf(() => workerSettingsFromEnv(env({ REDELIVER_ENCRYPTION_KEYS_FILE: '/nonexistent/keys' })))).toEqual([
       'REDELIVER_ENCRYPTION_KEYS_FILE: cannot read "/nonexistent/keys": ENOENT',
     ]);
-    expect(problemsOf(() => workerSettingsFromEnv(env({ REDELIVER_ENCRYPTION_KEYS_FILE: file, REDELIVER_ENCRYPTION_KEYS: `k:${KEY_A}` })))).toEqual([
-      'REDELIVER_ENCRYPTION_KEYS: and REDELIVER_ENCRYPTION_KEYS_FILE are both set; give one',
-    ]);
+    expect(
+      problemsOf(() => workerSettingsFromEnv(env({ REDELIVER_ENCRYPTION_KEYS_FILE: file, REDELIVER_ENCRYPTION_KEYS: `k:${KEY_A}` }))),
+    ).toEqual(['REDELIVER_ENCRYPTION_KEYS: and REDELIVER_ENCRYPTION_KEYS_FILE are both set; give one']);
   });
 });
 
@@ -220,7 +243,14 @@ describe('MQTT credentials: every one configured is checked at start, and each m
 
   test('a credential without brokers, or with a bad one, is named: the variable, or the file and the entry', () => {
     const file = path.join(HOME, 'credentials.json');
-    writeFileSync(file, JSON.stringify({ 'hub-acme': JSON.parse(bound(['mqtts://hub.example.com:8883'])), legacy: login, 'no-path': JSON.parse(bound(['mqtt://hub/x'])) }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        'hub-acme': JSON.parse(bound(['mqtts://hub.example.com:8883'])),
+        legacy: login,
+        'no-path': JSON.parse(bound(['mqtt://hub/x'])),
+      }),
+    );
     const problems = problemsOf(() =>
       workerSettingsFromEnv(
         env({
@@ -233,7 +263,8 @@ describe('MQTT credentials: every one configured is checked at start, and each m
         }),
       ),
     );
-    const required = '"brokers" is required: the brokers this MQTT credential may be sent to, e.g. "brokers": ["mqtts://hub.example.com:8883"]';
+    const required =
+      '"brokers" is required: the brokers this MQTT credential may be sent to, e.g. "brokers": ["mqtts://hub.example.com:8883"]';
     expect(problems).toEqual([
       `REDELIVER_MQTT_CREDENTIALS_HUB_OLD: ${required}`,
       'REDELIVER_MQTT_CREDENTIALS_HUB_HTTP: "brokers": entry 1 ("https://hub.example.com"): scheme https is not one of mqtt, mqtts',
@@ -247,9 +278,11 @@ describe('MQTT credentials: every one configured is checked at start, and each m
   test('bound credentials pass; a file that cannot be read is named', () => {
     const file = path.join(HOME, 'bound.json');
     writeFileSync(file, JSON.stringify({ a: JSON.parse(bound(['mqtt://10.0.0.5', 'mqtts://Hub.Example.com:8883/'])) }));
-    expect(() => workerSettingsFromEnv(env({ REDELIVER_MQTT_CREDENTIALS_A: bound(['mqtt://hub']), REDELIVER_MQTT_CREDENTIALS_FILE: file }))).not.toThrow();
+    expect(() =>
+      workerSettingsFromEnv(env({ REDELIVER_MQTT_CREDENTIALS_A: bound(['mqtt://hub']), REDELIVER_MQTT_CREDENTIALS_FILE: file })),
+    ).not.toThrow();
     expect(problemsOf(() => workerSettingsFromEnv(env({ REDELIVER_MQTT_CREDENTIALS_FILE: '/nonexistent/credentials.json' })))).toEqual([
-      'REDELIVER_MQTT_CREDENTIALS_FILE: /nonexistent/credentials.json cannot be read as JSON: ENOENT: no such file or directory, open \'/nonexistent/credentials.json\'',
+      "REDELIVER_MQTT_CREDENTIALS_FILE: /nonexistent/credentials.json cannot be read as JSON: ENOENT: no such file or directory, open '/nonexistent/credentials.json'",
     ]);
   });
 });
@@ -277,9 +310,9 @@ describe('validated at start', () => {
   });
 
   test('createWorker checks the credentials of the environment it is given', async () => {
-    await expect(createWorker({ address: '127.0.0.1:1', env: env({ REDELIVER_MQTT_CREDENTIALS_HUB_ACME: JSON.stringify({ password: 'x' }) }) })).rejects.toThrow(
-      'REDELIVER_MQTT_CREDENTIALS_HUB_ACME: "brokers" is required',
-    );
+    await expect(
+      createWorker({ address: '127.0.0.1:1', env: env({ REDELIVER_MQTT_CREDENTIALS_HUB_ACME: JSON.stringify({ password: 'x' }) }) }),
+    ).rejects.toThrow('REDELIVER_MQTT_CREDENTIALS_HUB_ACME: "brokers" is required');
   });
 
   test('a Redeliver on a client without the configured keys is refused: it would store plain text', async () => {
@@ -287,7 +320,9 @@ describe('validated at start', () => {
     const saved = process.env.REDELIVER_ENCRYPTION_KEYS;
     try {
       process.env.REDELIVER_ENCRYPTION_KEYS = `k1:${KEY_A}`;
-      expect(() => new Redeliver(new Client({ connection }))).toThrow('REDELIVER_ENCRYPTION_KEYS: is set, but this Client has no payload codec');
+      expect(() => new Redeliver(new Client({ connection }))).toThrow(
+        'REDELIVER_ENCRYPTION_KEYS: is set, but this Client has no payload codec',
+      );
     } finally {
       if (saved === undefined) delete process.env.REDELIVER_ENCRYPTION_KEYS;
       else process.env.REDELIVER_ENCRYPTION_KEYS = saved;

@@ -19,16 +19,19 @@ const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 /** Compose's interpolation: `${VAR}`, `${VAR:-default}`, `${VAR-default}`, `${VAR:?error}`, `${VAR?error}`, `$$`. */
 function interpolate(value: unknown, env: Record<string, string>): unknown {
   if (typeof value === 'string') {
-    return value.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-?])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (whole, name?: string, colon?: string, op?: string, arg?: string, bare?: string) => {
-      if (whole === '$$') return '$';
-      if (bare) return env[bare] ?? '';
-      const v = env[name!];
-      const unset = v === undefined || (colon === ':' && v === '');
-      if (!op) return v ?? '';
-      if (op === '-') return unset ? arg! : v!;
-      if (unset) throw new Error(`required variable ${name} is missing a value: ${arg}`);
-      return v!;
-    });
+    return value.replace(
+      /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-?])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+      (whole, name?: string, colon?: string, op?: string, arg?: string, bare?: string) => {
+        if (whole === '$$') return '$';
+        if (bare) return env[bare] ?? '';
+        const v = env[name!];
+        const unset = v === undefined || (colon === ':' && v === '');
+        if (!op) return v ?? '';
+        if (op === '-') return unset ? arg! : v!;
+        if (unset) throw new Error(`required variable ${name} is missing a value: ${arg}`);
+        return v!;
+      },
+    );
   }
   if (Array.isArray(value)) return value.map((v) => interpolate(v, env));
   if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v, env)]));
@@ -70,15 +73,23 @@ describe('docker-compose.yml', () => {
   });
 
   test('will not start without encryption keys: message bodies are never stored in plain text', () => {
-    expect(() => interpolate(raw, { REDELIVER_CODEC_TOKEN: TOKEN })).toThrow('required variable REDELIVER_ENCRYPTION_KEYS is missing a value');
+    expect(() => interpolate(raw, { REDELIVER_CODEC_TOKEN: TOKEN })).toThrow(
+      'required variable REDELIVER_ENCRYPTION_KEYS is missing a value',
+    );
   });
 
   test('will not start without a codec token: the codec server decrypts only for callers that hold it', () => {
-    expect(() => interpolate(raw, { REDELIVER_ENCRYPTION_KEYS: KEYS })).toThrow('required variable REDELIVER_CODEC_TOKEN is missing a value');
+    expect(() => interpolate(raw, { REDELIVER_ENCRYPTION_KEYS: KEYS })).toThrow(
+      'required variable REDELIVER_CODEC_TOKEN is missing a value',
+    );
   });
 
   test('pins official images to versions that go with the Temporal CLI the tests run (Temporal Server 1.32, UI 2.54)', () => {
-    const images = Object.fromEntries(Object.entries(compose.services).filter(([, s]) => !s.build).map(([name, s]) => [name, s.image!]));
+    const images = Object.fromEntries(
+      Object.entries(compose.services)
+        .filter(([, s]) => !s.build)
+        .map(([name, s]) => [name, s.image!]),
+    );
     expect(images).toEqual({
       postgresql: 'postgres:16.13',
       'temporal-schema': 'temporalio/admin-tools:1.32.0',
@@ -108,7 +119,15 @@ describe('docker-compose.yml', () => {
 
   test("creates exactly the project's search attributes, with their types", () => {
     const listed = compose.services['temporal-setup']!.environment!.REDELIVER_SEARCH_ATTRIBUTES!.split(/\s+/);
-    const types: Record<string, string> = { KEYWORD: 'Keyword', INT: 'Int', TEXT: 'Text', DOUBLE: 'Double', BOOL: 'Bool', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList' };
+    const types: Record<string, string> = {
+      KEYWORD: 'Keyword',
+      INT: 'Int',
+      TEXT: 'Text',
+      DOUBLE: 'Double',
+      BOOL: 'Bool',
+      DATETIME: 'Datetime',
+      KEYWORD_LIST: 'KeywordList',
+    };
     expect(listed).toEqual(SEARCH_ATTRIBUTES.map((key) => `${key.name}=${types[key.type]}`));
     expect(read('deploy/temporal/setup-namespace.sh')).toContain('temporal operator search-attribute create');
   });
@@ -125,7 +144,10 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(env).filter((name) => !isKnownVariable(name))).toEqual([]);
     const { REDELIVER_WORKFLOW_BUNDLE: bundle, ...rest } = env;
     const settings = workerSettingsFromEnv({ ...rest, HOME: '/nonexistent' });
-    expect(settings).toMatchObject({ taskQueue: 'redeliver', temporal: { connectionOptions: { address: 'temporal:7233' }, namespace: 'default' } });
+    expect(settings).toMatchObject({
+      taskQueue: 'redeliver',
+      temporal: { connectionOptions: { address: 'temporal:7233' }, namespace: 'default' },
+    });
     expect(settings.encryptionKeys?.current.id).toBe('k1');
     // the bundle it names is the one the image builds
     expect(bundle).toBe(dockerfile.env.REDELIVER_WORKFLOW_BUNDLE);
@@ -143,7 +165,8 @@ describe('docker-compose.yml', () => {
     const port = args[args.indexOf('--port') + 1];
     expect(codec.healthcheck!.test.join(' ')).toContain(`127.0.0.1:${port}/health`);
     expect(codec.ports).toEqual([`127.0.0.1:${port}:${port}`]);
-    for (const variable of Object.keys(codec.environment!)) expect(ENVIRONMENT.find((v) => v.name === variable)?.readBy).toContain('codec-server');
+    for (const variable of Object.keys(codec.environment!))
+      expect(ENVIRONMENT.find((v) => v.name === variable)?.readBy).toContain('codec-server');
     // the UI calls it at the address the browser knows, from the origin the codec server allows
     const ui = compose.services['temporal-ui']!.environment!;
     expect(ui.TEMPORAL_CODEC_ENDPOINT).toBe(`http://localhost:${port}/${TOKEN}`);
@@ -173,7 +196,9 @@ describe('Dockerfile', () => {
     expect(dockerfile.stages).toHaveLength(2);
     expect(dockerfile.stages[0]!.from).toBe('${NODE_IMAGE} AS build');
     expect(dockerfile.text).toMatch(/ARG NODE_IMAGE=node:20\.\d+\.\d+-bookworm-slim/);
-    const build = dockerfile.stages[0]!.instructions.filter(([op]) => op === 'RUN').map(([, r]) => r).join(' && ');
+    const build = dockerfile.stages[0]!.instructions.filter(([op]) => op === 'RUN')
+      .map(([, r]) => r)
+      .join(' && ');
     expect(build).toContain('npm run build');
     expect(build).toContain('npm prune --omit=dev');
     expect(dockerfile.get('COPY').every((c) => c.startsWith('--from=build'))).toBe(true);
@@ -181,7 +206,10 @@ describe('Dockerfile', () => {
 
   test('pre-builds the workflow bundles with the `bundle` command, and points the worker at the plain one', () => {
     const build = dockerfile.stages[0]!.instructions.map(([, r]) => r).join('\n');
-    const bundles = [...build.matchAll(/node lib\/cli\/main\.js bundle( --tracing)? --out (\S+)/g)].map((m) => ({ tracing: !!m[1], out: `/app/${m[2]}` }));
+    const bundles = [...build.matchAll(/node lib\/cli\/main\.js bundle( --tracing)? --out (\S+)/g)].map((m) => ({
+      tracing: !!m[1],
+      out: `/app/${m[2]}`,
+    }));
     expect(bundles).toEqual([
       { tracing: false, out: '/app/lib/workflow-bundle.js' },
       { tracing: true, out: '/app/lib/workflow-bundle-tracing.js' },
@@ -215,7 +243,7 @@ describe('Dockerfile', () => {
     expect(settings).toMatchObject({ healthAddress: '0.0.0.0:8080', prometheusAddress: '0.0.0.0:9464' });
   });
 
-  test('its health check asks the worker\'s health endpoint, on the port the image exposes', () => {
+  test("its health check asks the worker's health endpoint, on the port the image exposes", () => {
     const check = dockerfile.get('HEALTHCHECK')[0]!;
     const port = dockerfile.env.REDELIVER_HEALTH_ADDRESS!.split(':').at(-1);
     expect(check).toContain(`http://127.0.0.1:${port}/healthz`);
@@ -235,7 +263,8 @@ describe('Dockerfile', () => {
 });
 
 describe('docs/deploying.md', () => {
-  const START = '<!-- environment:start — rendered from src/config/environment.ts; `UPDATE_DOCS=1 npx jest test/production/deployment` rewrites it -->';
+  const START =
+    '<!-- environment:start — rendered from src/config/environment.ts; `UPDATE_DOCS=1 npx jest test/production/deployment` rewrites it -->';
   const END = '<!-- environment:end -->';
 
   test('lists exactly the variables src/config reads, with their meaning and default', () => {
@@ -248,7 +277,8 @@ describe('docs/deploying.md', () => {
     const start = doc.indexOf(START);
     const end = doc.indexOf(END);
     expect(start).toBeGreaterThan(0);
-    if (process.env.UPDATE_DOCS) writeFileSync(path.join(ROOT, 'docs/deploying.md'), `${doc.slice(0, start + START.length)}\n\n${table}\n\n${doc.slice(end)}`);
+    if (process.env.UPDATE_DOCS)
+      writeFileSync(path.join(ROOT, 'docs/deploying.md'), `${doc.slice(0, start + START.length)}\n\n${table}\n\n${doc.slice(end)}`);
     else expect(doc.slice(start + START.length, end).trim()).toBe(table);
   });
 });

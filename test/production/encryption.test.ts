@@ -56,7 +56,9 @@ describe('the AES-GCM payload codec', () => {
 
   test('a payload of an unknown key, or one altered, is refused with what went wrong', async () => {
     const [other] = await new AesGcmPayloadCodec(parseKeyRing(`k9:${key(9)}`)).encode([payloadOf('x')]);
-    await expect(codec.decode([other!])).rejects.toThrow('a payload is encrypted with key id "k9", which is not among this process\'s keys (k2, k1)');
+    await expect(codec.decode([other!])).rejects.toThrow(
+      'a payload is encrypted with key id "k9", which is not among this process\'s keys (k2, k1)',
+    );
     const [mine] = await codec.encode([payloadOf('x')]);
     const altered: Payload = { ...mine!, data: Buffer.from(mine!.data!).map((b, i) => (i === 20 ? b ^ 1 : b)) };
     await expect(codec.decode([altered])).rejects.toThrow('does not decrypt: altered, or encrypted with another key of that id');
@@ -81,11 +83,20 @@ describe('the codec server', () => {
   /** A raw request: fetch() would not let a test choose the Host header, which is what DNS rebinding changes. */
   const call = (path: string, headers: Record<string, string> = {}, body?: unknown, method = 'POST') =>
     new Promise<{ status: number; headers: IncomingHttpHeaders; text: string }>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: port(), path, method, headers: { host: `localhost:${port()}`, 'content-type': 'application/json', 'x-namespace': 'default', ...headers } }, (res) => {
-        let text = '';
-        res.on('data', (d: Buffer) => (text += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: port(),
+          path,
+          method,
+          headers: { host: `localhost:${port()}`, 'content-type': 'application/json', 'x-namespace': 'default', ...headers },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
+        },
+      );
       req.once('error', reject);
       req.end(body === undefined ? undefined : JSON.stringify(body));
     });
@@ -113,7 +124,9 @@ describe('the codec server', () => {
     const { payloads } = JSON.parse(inPath.text) as { payloads: unknown[] };
     const encoded = await call(`/${TOKEN}/encode`, {}, { payloads });
     expect(encoded.status).toBe(200);
-    const keyId = (JSON.parse(encoded.text) as { payloads: { metadata: Record<string, string> }[] }).payloads[0]!.metadata[KEY_ID_METADATA]!;
+    const keyId = (JSON.parse(encoded.text) as { payloads: { metadata: Record<string, string> }[] }).payloads[0]!.metadata[
+      KEY_ID_METADATA
+    ]!;
     expect(Buffer.from(keyId, 'base64').toString()).toBe('k2');
   });
 
@@ -133,8 +146,13 @@ describe('the codec server', () => {
     }
   });
 
-  test('a request addressed to a name that is not the server\'s (DNS rebinding) is refused, token or not', async () => {
-    for (const host of [`attacker.example:${port()}`, 'attacker.example', `localhost.attacker.example:${port()}`, `127.0.0.1.nip.io:${port()}`]) {
+  test("a request addressed to a name that is not the server's (DNS rebinding) is refused, token or not", async () => {
+    for (const host of [
+      `attacker.example:${port()}`,
+      'attacker.example',
+      `localhost.attacker.example:${port()}`,
+      `127.0.0.1.nip.io:${port()}`,
+    ]) {
       const res = await call(`/${TOKEN}/decode`, { host }, await secret());
       expect([host, res.status]).toEqual([host, 403]);
       expect(res.text).toContain('Host');
@@ -154,7 +172,12 @@ describe('the codec server', () => {
     expect((await call(`/${TOKEN}/decode`, { origin: 'null' }, await secret())).status).toBe(403);
 
     const preflight = (origin: string) =>
-      call(`/${TOKEN}/decode`, { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace,authorization' }, undefined, 'OPTIONS');
+      call(
+        `/${TOKEN}/decode`,
+        { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace,authorization' },
+        undefined,
+        'OPTIONS',
+      );
     const ok = await preflight(UI);
     expect(ok.status).toBe(204);
     expect(ok.headers['access-control-allow-origin']).toBe(UI);
@@ -188,14 +211,22 @@ describe('the codec server', () => {
 
   test('its settings: every bad variable named at once, flags win over variables', () => {
     const env = { REDELIVER_ENCRYPTION_KEYS: `k2:${key(2)}`, REDELIVER_CODEC_TOKEN: TOKEN };
-    expect(() => codecServerSettingsFromEnv({ ...env, REDELIVER_CODEC_CORS_ORIGINS: '*, http://localhost:8080/path', REDELIVER_CODEC_ALLOWED_HOSTS: 'https://codec.example.com' }))
-      .toThrow(
-        'invalid configuration:\n' +
-          '  - REDELIVER_CODEC_CORS_ORIGINS: "*" is not an origin: the UI\'s scheme, host and port, e.g. http://localhost:8080\n' +
-          '  - REDELIVER_CODEC_CORS_ORIGINS: "http://localhost:8080/path" is not an origin: the UI\'s scheme, host and port, e.g. http://localhost:8080\n' +
-          '  - REDELIVER_CODEC_ALLOWED_HOSTS: "https://codec.example.com" is not a host name (no scheme, port or path: codec.example.com)',
-      );
-    const settings = codecServerSettingsFromEnv({ ...env, REDELIVER_CODEC_CORS_ORIGINS: 'http://a:1' }, { token: 'from-the-flag-0123456789', corsOrigin: ['http://b:2'], allowedHost: ['codec.example.com'] });
+    expect(() =>
+      codecServerSettingsFromEnv({
+        ...env,
+        REDELIVER_CODEC_CORS_ORIGINS: '*, http://localhost:8080/path',
+        REDELIVER_CODEC_ALLOWED_HOSTS: 'https://codec.example.com',
+      }),
+    ).toThrow(
+      'invalid configuration:\n' +
+        '  - REDELIVER_CODEC_CORS_ORIGINS: "*" is not an origin: the UI\'s scheme, host and port, e.g. http://localhost:8080\n' +
+        '  - REDELIVER_CODEC_CORS_ORIGINS: "http://localhost:8080/path" is not an origin: the UI\'s scheme, host and port, e.g. http://localhost:8080\n' +
+        '  - REDELIVER_CODEC_ALLOWED_HOSTS: "https://codec.example.com" is not a host name (no scheme, port or path: codec.example.com)',
+    );
+    const settings = codecServerSettingsFromEnv(
+      { ...env, REDELIVER_CODEC_CORS_ORIGINS: 'http://a:1' },
+      { token: 'from-the-flag-0123456789', corsOrigin: ['http://b:2'], allowedHost: ['codec.example.com'] },
+    );
     expect(settings).toMatchObject({ token: 'from-the-flag-0123456789', corsOrigins: ['http://b:2'], allowedHosts: ['codec.example.com'] });
     expect(() => codecServerSettingsFromEnv(env, { token: 'short' })).toThrow('--token: must be 16 to 256 letters');
   });
@@ -205,10 +236,15 @@ describe('the codec server', () => {
     const run = await runCliBriefly(['codec-server', '--port', '0'], { REDELIVER_ENCRYPTION_KEYS: keys, REDELIVER_CODEC_TOKEN: '' });
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/REDELIVER_CODEC_TOKEN: is not set/);
-    const bad = await runCliBriefly(['codec-server', '--port', '0'], { REDELIVER_ENCRYPTION_KEYS: keys, REDELIVER_CODEC_TOKEN: 'has spaces in it, and is short' });
+    const bad = await runCliBriefly(['codec-server', '--port', '0'], {
+      REDELIVER_ENCRYPTION_KEYS: keys,
+      REDELIVER_CODEC_TOKEN: 'has spaces in it, and is short',
+    });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/REDELIVER_CODEC_TOKEN: must be/);
-    const host = buildProgram().commands.find((c) => c.name() === 'codec-server')!.options.find((o) => o.long === '--host')!;
+    const host = buildProgram()
+      .commands.find((c) => c.name() === 'codec-server')!
+      .options.find((o) => o.long === '--host')!;
     expect(host.defaultValue).toBe('127.0.0.1');
   });
 });
@@ -221,7 +257,12 @@ describe("what Temporal stores (a dev server's SQLite database)", () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'redeliver-encryption-'));
     [server, endpoint] = await Promise.all([
-      startDevServer({ port: await freePort(), uiPort: null, dbFile: path.join(dir, 'temporal.db'), logFile: path.join(dir, 'temporal.log') }),
+      startDevServer({
+        port: await freePort(),
+        uiPort: null,
+        dbFile: path.join(dir, 'temporal.db'),
+        logFile: path.join(dir, 'temporal.log'),
+      }),
       startFlakyEndpoint(),
     ]);
   }, 90_000);
@@ -240,7 +281,10 @@ describe("what Temporal stores (a dev server's SQLite database)", () => {
         tenant: 'acme',
         device: 'meter-7',
         messageId: randomUUID(),
-        target: { url: `${endpoint.url}/in?fail=1&status=503&apikey=${secrets.url}`, headers: { authorization: `Bearer ${secrets.header}` } },
+        target: {
+          url: `${endpoint.url}/in?fail=1&status=503&apikey=${secrets.url}`,
+          headers: { authorization: `Bearer ${secrets.header}` },
+        },
         payload: { reading: secrets.body },
       });
       const result = await handle.result();
@@ -249,8 +293,14 @@ describe("what Temporal stores (a dev server's SQLite database)", () => {
       const got = endpoint.received.filter((r) => r.body.includes(secrets.body));
       expect(got.map((r) => r.headers.authorization)).toEqual([`Bearer ${secrets.header}`, `Bearer ${secrets.header}`]);
       // the raw history, as the server returns it: nothing decoded on the way
-      const raw = await h.client.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId: handle.deliveryId } });
-      const described = await h.client.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: handle.deliveryId } });
+      const raw = await h.client.workflowService.getWorkflowExecutionHistory({
+        namespace: 'default',
+        execution: { workflowId: handle.deliveryId },
+      });
+      const described = await h.client.workflowService.describeWorkflowExecution({
+        namespace: 'default',
+        execution: { workflowId: handle.deliveryId },
+      });
       // a client with the keys reads everything back
       const status = await handle.status();
       return { secrets, result, status, rawHistory: JSON.stringify(raw.toJSON()), rawDescription: JSON.stringify(described.toJSON()) };
@@ -294,12 +344,14 @@ describe("what Temporal stores (a dev server's SQLite database)", () => {
       expect(anywhere(rawDescription, secret)).toBe(false);
     }
     // the failed attempt's failure: its message and stack travel encrypted too
-    const history = JSON.parse(rawHistory) as { history: { events: { activityTaskFailedEventAttributes?: { failure: { message: string; encodedAttributes?: unknown } } }[] } };
+    const history = JSON.parse(rawHistory) as {
+      history: { events: { activityTaskFailedEventAttributes?: { failure: { message: string; encodedAttributes?: unknown } } }[] };
+    };
     const failed = history.history.events.find((e) => e.activityTaskFailedEventAttributes)!.activityTaskFailedEventAttributes!.failure;
     expect(failed.message).toBe('Encoded failure');
     expect(failed.encodedAttributes).toBeDefined();
     // the workflow's input (the delivery: message, target, headers) and its result are encrypted payloads
-    const events = (history.history.events as Record<string, { input?: { payloads: Payload[] }; result?: { payloads: Payload[] } }>[]);
+    const events = history.history.events as Record<string, { input?: { payloads: Payload[] }; result?: { payloads: Payload[] } }>[];
     const started = events.find((e) => e.workflowExecutionStartedEventAttributes)!.workflowExecutionStartedEventAttributes!;
     const completed = events.find((e) => e.workflowExecutionCompletedEventAttributes)!.workflowExecutionCompletedEventAttributes!;
     for (const p of [started.input!.payloads[0]!, completed.result!.payloads[0]!]) {
@@ -307,8 +359,12 @@ describe("what Temporal stores (a dev server's SQLite database)", () => {
     }
     // and whoever holds the keys reads it all back: the input, the memo behind status()
     const input = Buffer.from(started.input!.payloads[0]!.data as unknown as string, 'base64');
-    const [decoded] = await new AesGcmPayloadCodec(RING).decode([{ metadata: { encoding: Buffer.from(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: Buffer.from('k2') }, data: input }]);
-    const { delivery } = defaultPayloadConverter.fromPayload(decoded!) as { delivery: { body: string; target: { url: string; headers: Record<string, string> } } };
+    const [decoded] = await new AesGcmPayloadCodec(RING).decode([
+      { metadata: { encoding: Buffer.from(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: Buffer.from('k2') }, data: input },
+    ]);
+    const { delivery } = defaultPayloadConverter.fromPayload(decoded!) as {
+      delivery: { body: string; target: { url: string; headers: Record<string, string> } };
+    };
     expect(delivery.body).toContain(secrets.body);
     expect(delivery.target.headers.authorization).toBe(`Bearer ${secrets.header}`);
     expect(delivery.target.url).toContain(secrets.url);
@@ -367,7 +423,11 @@ describe('encryption configured on one side only', () => {
     try {
       const keyless = new Redeliver(new Client({ connection }), { taskQueue: keyed.taskQueue });
       const handle = await keyless.submit({
-        kind: 'event', tenant: 'acme', device: 'plain-1', messageId: randomUUID(), payload: { reading: 'in plain text' },
+        kind: 'event',
+        tenant: 'acme',
+        device: 'plain-1',
+        messageId: randomUUID(),
+        payload: { reading: 'in plain text' },
         target: { url: `${endpoint.url}/plain`, headers: { authorization: 'Bearer plain-token' } },
       });
       const result = await keyed.redeliver.getHandle(handle.deliveryId).result();
@@ -380,12 +440,21 @@ describe('encryption configured on one side only', () => {
   });
 
   test('a client without keys resubmitting an encrypted delivery is told it cannot compare, not that the message differs', async () => {
-    const input = { kind: 'event' as const, tenant: 'acme', device: 'sealed-4', messageId: randomUUID(), payload: { n: 4 }, target: `${endpoint.url}/ok` };
+    const input = {
+      kind: 'event' as const,
+      tenant: 'acme',
+      device: 'sealed-4',
+      messageId: randomUUID(),
+      payload: { n: 4 },
+      target: `${endpoint.url}/ok`,
+    };
     await (await keyed.redeliver.submit(input)).result();
     const connection = await Connection.connect({ address: testAddress() });
     try {
       const keyless = new Redeliver(new Client({ connection, dataConverter: keylessDataConverter() }), { taskQueue: keyed.taskQueue });
-      await expect(keyless.submit(input)).rejects.toThrow(/REDELIVER_ENCRYPTION_KEYS: is not set, and delivery\/acme\/sealed-4\/.* exists encrypted/);
+      await expect(keyless.submit(input)).rejects.toThrow(
+        /REDELIVER_ENCRYPTION_KEYS: is not set, and delivery\/acme\/sealed-4\/.* exists encrypted/,
+      );
     } finally {
       await connection.close();
     }
@@ -395,7 +464,13 @@ describe('encryption configured on one side only', () => {
     const keyless = await startHarness(testAddress());
     try {
       const sealed = new Redeliver(keyed.client, { taskQueue: keyless.taskQueue });
-      const handle = await sealed.submit({ kind: 'event', tenant: 'acme', device: 'sealed-0', payload: { n: 1 }, target: `${endpoint.url}/sealed` });
+      const handle = await sealed.submit({
+        kind: 'event',
+        tenant: 'acme',
+        device: 'sealed-0',
+        payload: { n: 1 },
+        target: `${endpoint.url}/sealed`,
+      });
       const taskFailure = async () => (await handle.workflow.fetchHistory()).events?.find((e) => e.workflowTaskFailedEventAttributes);
       const failed = await waitFor(
         async () => (await taskFailure())?.workflowTaskFailedEventAttributes?.failure?.message,
@@ -413,29 +488,71 @@ describe('encryption configured on one side only', () => {
 
   test('`list`, `status` and `dead-letters` without keys show what the search attributes say, the rest marked encrypted', async () => {
     const submit = (device: string, target: string) =>
-      keyed.redeliver.submit({ kind: 'event', tenant: 'sealed', device, payload: { secret: 'hush-hush' }, target: `${endpoint.url}${target}` });
-    const [delivered, rejected, waiting] = [await submit('sealed-1', '/ok'), await submit('sealed-2', '/gone?fail=9&status=404'), await submit('sealed-3', '/down?fail=99&status=503')];
+      keyed.redeliver.submit({
+        kind: 'event',
+        tenant: 'sealed',
+        device,
+        payload: { secret: 'hush-hush' },
+        target: `${endpoint.url}${target}`,
+      });
+    const [delivered, rejected, waiting] = [
+      await submit('sealed-1', '/ok'),
+      await submit('sealed-2', '/gone?fail=9&status=404'),
+      await submit('sealed-3', '/down?fail=99&status=503'),
+    ];
     await Promise.all([delivered.result(), rejected.result()]);
-    await waitFor(() => waiting.status(), (s) => s.state === 'waiting', 15_000, 'waiting');
-    await waitFor(() => keyed.redeliver.count({ tenant: 'sealed' }), (n) => n === 3, 15_000, 'visibility');
+    await waitFor(
+      () => waiting.status(),
+      (s) => s.state === 'waiting',
+      15_000,
+      'waiting',
+    );
+    await waitFor(
+      () => keyed.redeliver.count({ tenant: 'sealed' }),
+      (n) => n === 3,
+      15_000,
+      'visibility',
+    );
     try {
       const list = await runCli(['list', '--tenant', 'sealed', ...conn()], keylessEnv);
       expect(list.stderr).toBe('');
       expect(list.code).toBe(0);
-      for (const [handle, state] of [[delivered, 'delivered'], [rejected, 'rejected'], [waiting, 'waiting']] as const) {
+      for (const [handle, state] of [
+        [delivered, 'delivered'],
+        [rejected, 'rejected'],
+        [waiting, 'waiting'],
+      ] as const) {
         expect(list.stdout).toMatch(new RegExp(`^${state} +event .*${handle.deliveryId}$`, 'm'));
       }
       expect(list.stdout).toMatch(/encrypted.*REDELIVER_ENCRYPTION_KEYS/);
       const json = await runCli(['list', '--tenant', 'sealed', '--json', ...conn()], keylessEnv);
       expect(json.code).toBe(0);
-      expect((JSON.parse(json.stdout) as { deliveryId: string; state: string; encrypted?: boolean }[]).map((r) => [r.deliveryId, r.state, r.encrypted]).sort()).toEqual(
-        [[delivered.deliveryId, 'delivered', true], [rejected.deliveryId, 'rejected', true], [waiting.deliveryId, 'waiting', true]].sort(),
+      expect(
+        (JSON.parse(json.stdout) as { deliveryId: string; state: string; encrypted?: boolean }[])
+          .map((r) => [r.deliveryId, r.state, r.encrypted])
+          .sort(),
+      ).toEqual(
+        [
+          [delivered.deliveryId, 'delivered', true],
+          [rejected.deliveryId, 'rejected', true],
+          [waiting.deliveryId, 'waiting', true],
+        ].sort(),
       );
 
-      for (const [handle, state] of [[rejected, 'rejected'], [waiting, 'waiting']] as const) {
+      for (const [handle, state] of [
+        [rejected, 'rejected'],
+        [waiting, 'waiting'],
+      ] as const) {
         const status = await runCli(['status', handle.deliveryId, '--json', ...conn()], keylessEnv);
         expect(status.code).toBe(0);
-        expect(JSON.parse(status.stdout)).toMatchObject({ deliveryId: handle.deliveryId, state, kind: 'event', tenant: 'sealed', endpoint: new URL(endpoint.url).host, encrypted: { keyId: 'k2' } });
+        expect(JSON.parse(status.stdout)).toMatchObject({
+          deliveryId: handle.deliveryId,
+          state,
+          kind: 'event',
+          tenant: 'sealed',
+          endpoint: new URL(endpoint.url).host,
+          encrypted: { keyId: 'k2' },
+        });
         const words = await runCli(['status', handle.deliveryId, ...conn()], keylessEnv);
         expect(words.stdout).toMatch(new RegExp(`state +${state}`));
         expect(words.stdout).toMatch(/encrypted with key k2.*REDELIVER_ENCRYPTION_KEYS/);

@@ -7,7 +7,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createActivities, type AttemptFailureDetails } from '../../src/activities';
 import { classify } from '../../src/classify';
-import { validateDelivery } from '../../src/delivery/validate';
+import { validateDelivery } from '../../src/validation/delivery';
 import { checkPeer, AddressGuard, type LookupFunction } from '../../src/transports/address-guard';
 import { createHttpAgent, sendHttp } from '../../src/transports/http';
 import { createMqttPool, type MqttEndpoint } from '../../src/transports/mqtt';
@@ -51,13 +51,22 @@ async function startEndpoint(host = '127.0.0.1', options: { closeEach?: boolean 
 function fakeDns(answers: Record<string, string | string[] | string[][]>): LookupFunction & { calls: string[] } {
   const calls: string[] = [];
   const served = new Map<string, number>();
-  const lookup = ((hostname: string, options: { all?: boolean }, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => {
+  const lookup = ((
+    hostname: string,
+    options: { all?: boolean },
+    callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+  ) => {
     calls.push(hostname);
     const entry = answers[hostname];
     if (entry === undefined) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '');
     const n = served.get(hostname) ?? 0;
     served.set(hostname, n + 1);
-    const list = typeof entry === 'string' ? [entry] : Array.isArray(entry[0]) ? (entry as string[][])[Math.min(n, entry.length - 1)]! : (entry as string[]);
+    const list =
+      typeof entry === 'string'
+        ? [entry]
+        : Array.isArray(entry[0])
+          ? (entry as string[][])[Math.min(n, entry.length - 1)]!
+          : (entry as string[]);
     const all = list.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
     if (options.all) callback(null, all);
     else callback(null, all[0]!.address, all[0]!.family);
@@ -102,7 +111,13 @@ describe('by default, nothing but public addresses', () => {
     try {
       const before = endpoint.connections;
       const { outcome } = await send(`http://innocent.example:${endpoint.port}/`, guarded);
-      expect(outcome).toEqual({ kind: 'blocked-address', host: 'innocent.example', address: '127.0.0.1', range: 'loopback', description: 'a loopback address' });
+      expect(outcome).toEqual({
+        kind: 'blocked-address',
+        host: 'innocent.example',
+        address: '127.0.0.1',
+        range: 'loopback',
+        description: 'a loopback address',
+      });
       expect(lookup.calls).toEqual(['innocent.example']);
       expect(endpoint.connections).toBe(before);
       // classified as a client error: the delivery is rejected, with the reason
@@ -189,7 +204,16 @@ describe('no socket before the guard has spoken, on every transport', () => {
     const pool = createMqttPool({ credentials: () => undefined, allow: [] });
     try {
       await refusedWithoutConnecting(listener(), async () => {
-        const publish = { url: url(listener()!), protocolVersion: '5', credential: null, tls: null, topic: 't', payload: 'x', qos: 1, timeoutMs: 5_000 } as const;
+        const publish = {
+          url: url(listener()!),
+          protocolVersion: '5',
+          credential: null,
+          tls: null,
+          topic: 't',
+          payload: 'x',
+          qos: 1,
+          timeoutMs: 5_000,
+        } as const;
         return (await pool.publish(publish)).outcome;
       });
       expect(pool.stats().connections).toBe(0);
@@ -227,7 +251,10 @@ describe('an allow-list opens ranges explicitly', () => {
 
   test('of several answers, blocked ones are dropped and the connection goes to an allowed one', async () => {
     const other = await startEndpoint('127.0.0.2');
-    const agent = createHttpAgent({ allow: ['127.0.0.2/32'], connect: { lookup: fakeDns({ 'mixed.example': ['127.0.0.1', '10.0.0.1', '127.0.0.2'] }) } });
+    const agent = createHttpAgent({
+      allow: ['127.0.0.2/32'],
+      connect: { lookup: fakeDns({ 'mixed.example': ['127.0.0.1', '10.0.0.1', '127.0.0.2'] }) },
+    });
     try {
       expect((await send(`http://mixed.example:${other.port}/`, agent)).outcome).toMatchObject({ kind: 'http', status: 202 });
       expect(other.connections).toBe(1);
@@ -255,9 +282,11 @@ describe('an allow-list opens ranges explicitly', () => {
     }
   });
 
-  test("the connected peer is checked too: whatever path an address took, it is judged once connected", () => {
+  test('the connected peer is checked too: whatever path an address took, it is judged once connected', () => {
     const peer = (remoteAddress: string) => ({ remoteAddress }) as Socket;
-    expect(() => checkPeer(AddressGuard.DEFAULT, 'x.example', peer('127.0.0.1'))).toThrow('x.example resolves to 127.0.0.1: a loopback address, which the SSRF guard refuses');
+    expect(() => checkPeer(AddressGuard.DEFAULT, 'x.example', peer('127.0.0.1'))).toThrow(
+      'x.example resolves to 127.0.0.1: a loopback address, which the SSRF guard refuses',
+    );
     expect(() => checkPeer(AddressGuard.parse('loopback'), 'x.example', peer('127.0.0.1'))).not.toThrow();
     expect(() => checkPeer(AddressGuard.DEFAULT, 'x.example', peer('93.184.216.34'))).not.toThrow();
   });
@@ -269,8 +298,16 @@ describe('a refused target ends the delivery as rejected', () => {
   test('the attempt fails with a non-retryable DeliveryRejected, code ssrf-blocked', async () => {
     const agent = createHttpAgent();
     try {
-      const delivery = validateDelivery({ kind: 'event', tenant: 'acme', device: 'd1', target: `http://127.0.0.1:${endpoint.port}/in`, payload: 'x' });
-      const err = await new MockActivityEnvironment(undefined, { logger }).run(createActivities({ http: agent }).sendAttempt, delivery, 1).catch((e: unknown) => e);
+      const delivery = validateDelivery({
+        kind: 'event',
+        tenant: 'acme',
+        device: 'd1',
+        target: `http://127.0.0.1:${endpoint.port}/in`,
+        payload: 'x',
+      });
+      const err = await new MockActivityEnvironment(undefined, { logger })
+        .run(createActivities({ http: agent }).sendAttempt, delivery, 1)
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ApplicationFailure);
       const failure = err as ApplicationFailure;
       expect(failure).toMatchObject({ type: 'DeliveryRejected', nonRetryable: true });
@@ -291,7 +328,14 @@ describe('a refused target ends the delivery as rejected', () => {
 
     test('a delivery to a loopback endpoint is rejected at once, with the reason, and nothing is sent', async () => {
       const before = endpoint.connections;
-      const handle = await h.redeliver.submit({ kind: 'event', tenant: 'acme', device: 'd1', messageId: randomUUID(), target: `http://127.0.0.1:${endpoint.port}/in`, payload: 'x' });
+      const handle = await h.redeliver.submit({
+        kind: 'event',
+        tenant: 'acme',
+        device: 'd1',
+        messageId: randomUUID(),
+        target: `http://127.0.0.1:${endpoint.port}/in`,
+        payload: 'x',
+      });
       const result = await handle.result();
       expect(result).toMatchObject({ outcome: 'rejected', attempts: 1, lastError: { class: 'client', code: 'ssrf-blocked' } });
       expect(result.reason).toContain('127.0.0.1 is a loopback address');
@@ -301,8 +345,19 @@ describe('a refused target ends the delivery as rejected', () => {
     test('an MQTT delivery to a loopback broker is rejected at once, and no connection is made', async () => {
       const broker = (await startTcpListener('127.0.0.1'))!;
       try {
-        const handle = await h.redeliver.submit({ kind: 'event', tenant: 'acme', device: 'd1', messageId: randomUUID(), target: broker.url('mqtt'), payload: 'x' });
-        expect(await handle.result()).toMatchObject({ outcome: 'rejected', attempts: 1, lastError: { class: 'client', code: 'ssrf-blocked' } });
+        const handle = await h.redeliver.submit({
+          kind: 'event',
+          tenant: 'acme',
+          device: 'd1',
+          messageId: randomUUID(),
+          target: broker.url('mqtt'),
+          payload: 'x',
+        });
+        expect(await handle.result()).toMatchObject({
+          outcome: 'rejected',
+          attempts: 1,
+          lastError: { class: 'client', code: 'ssrf-blocked' },
+        });
         expect(await broker.settled()).toBe(0);
       } finally {
         await broker.close();

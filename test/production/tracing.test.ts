@@ -53,11 +53,20 @@ describe('a worker with tracing on', () => {
 
   test('a delivery leaves one trace: its start, the workflow, every attempt under the workflow', async () => {
     const client = new Client({ connection: clientConnection, interceptors: { workflow: [clientTracingInterceptor(tracing.tracer)] } });
-    const handle = await new Redeliver(client, { taskQueue }).submit({ kind: 'event', tenant: 'acme', device: 'd1', messageId: randomUUID(), target: `${endpoint.url}/traced?fail=1&status=503`, payload: 'x' });
+    const handle = await new Redeliver(client, { taskQueue }).submit({
+      kind: 'event',
+      tenant: 'acme',
+      device: 'd1',
+      messageId: randomUUID(),
+      target: `${endpoint.url}/traced?fail=1&status=503`,
+      payload: 'x',
+    });
     expect(await handle.result()).toMatchObject({ outcome: 'delivered', attempts: 2 });
 
     // the worker also reports attempts to the endpoint's workflow (endpoint health): a trace of its own
-    const spans = exporter.getFinishedSpans().filter((s) => !String(s.attributes.temporalWorkflowId ?? s.attributes.workflowId ?? '').startsWith('endpoint/'));
+    const spans = exporter
+      .getFinishedSpans()
+      .filter((s) => !String(s.attributes.temporalWorkflowId ?? s.attributes.workflowId ?? '').startsWith('endpoint/'));
     const named = (name: string) => spans.filter((s) => s.name === name);
     expect(named('StartWorkflow:deliveryWorkflow')).toHaveLength(1);
     // the first attempt, then the retrying activity: a run that only waits for the planned time when it
@@ -79,7 +88,11 @@ describe('a worker with tracing on', () => {
     }
     // the failed attempt and the wait are marked so, the delivered attempt not
     expect(named('RunActivity:sendAttempt').map((a) => a.status.code)).toEqual([2]); // ERROR
-    expect(named('RunActivity:retryDelivery').map((a) => a.status.code).sort()).toEqual(attempts.length === 3 ? [1, 2] : [1]); // OK (and ERROR: the wait)
+    expect(
+      named('RunActivity:retryDelivery')
+        .map((a) => a.status.code)
+        .sort(),
+    ).toEqual(attempts.length === 3 ? [1, 2] : [1]); // OK (and ERROR: the wait)
     expect(attempts[0]!.resource.attributes['service.name']).toBe('redeliver-test');
   });
 });
@@ -93,12 +106,19 @@ describe('tracing from the environment', () => {
   });
 
   test('otlp without an OTLP exporter installed is refused, naming the variable and the package to install', async () => {
-    await expect(tracingFor('otlp', 'x')).rejects.toThrow(/^OTEL_TRACES_EXPORTER: otlp needs an OTLP trace exporter package beside redeliver, one of @opentelemetry\/exporter-trace-otlp-proto/);
+    await expect(tracingFor('otlp', 'x')).rejects.toThrow(
+      /^OTEL_TRACES_EXPORTER: otlp needs an OTLP trace exporter package beside redeliver, one of @opentelemetry\/exporter-trace-otlp-proto/,
+    );
   });
 
   test('traces asked for with a bundle built without the interceptors are refused, naming the bundle', async () => {
-    const err = await createWorker({ env: { OTEL_TRACES_EXPORTER: 'console', REDELIVER_WORKFLOW_BUNDLE: process.env.REDELIVER_TEST_BUNDLE! } }).catch((e: unknown) => e);
+    const err = await createWorker({
+      env: { OTEL_TRACES_EXPORTER: 'console', REDELIVER_WORKFLOW_BUNDLE: process.env.REDELIVER_TEST_BUNDLE! },
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
-    expect((err as ConfigError).problems[0]).toMatchObject({ variable: 'REDELIVER_WORKFLOW_BUNDLE', message: expect.stringContaining('redeliver bundle --tracing') });
+    expect((err as ConfigError).problems[0]).toMatchObject({
+      variable: 'REDELIVER_WORKFLOW_BUNDLE',
+      message: expect.stringContaining('redeliver bundle --tracing'),
+    });
   });
 });

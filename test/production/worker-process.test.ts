@@ -78,9 +78,22 @@ async function startWorkerProcess(taskQueue: string, env: Record<string, string>
   });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
-  const worker = { child, health: `http://127.0.0.1:${healthPort}/healthz`, metrics: `http://127.0.0.1:${metricsPort}/metrics`, stderr: () => stderr, exited };
-  await waitFor(() => healthOf(worker), (s) => s === 200 || child.exitCode !== null, 30_000, 'the worker to report healthy');
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })),
+  );
+  const worker = {
+    child,
+    health: `http://127.0.0.1:${healthPort}/healthz`,
+    metrics: `http://127.0.0.1:${metricsPort}/metrics`,
+    stderr: () => stderr,
+    exited,
+  };
+  await waitFor(
+    () => healthOf(worker),
+    (s) => s === 200 || child.exitCode !== null,
+    30_000,
+    'the worker to report healthy',
+  );
   if (child.exitCode !== null) throw new Error(`the worker exited at start:\n${stderr}`);
   return worker;
 }
@@ -125,17 +138,31 @@ describe('a worker that finishes its attempt on SIGTERM', () => {
       'task slot metrics',
     );
     expect(text).toMatch(/^# TYPE temporal_\w+ /m);
-    expect(text).toMatch(new RegExp(`temporal_worker_task_slots_available\\{[^}]*task_queue="${taskQueue}"[^}]*worker_type="ActivityWorker"[^}]*\\} 200`));
+    expect(text).toMatch(
+      new RegExp(`temporal_worker_task_slots_available\\{[^}]*task_queue="${taskQueue}"[^}]*worker_type="ActivityWorker"[^}]*\\} 200`),
+    );
   });
 
   test('an attempt in flight at SIGTERM finishes on the stopping worker; the delivery completes, sent once', async () => {
-    const handle = await producer(taskQueue).submit({ kind: 'event', tenant: 'acme', device: 'd1', messageId: randomUUID(), target: `${endpoint.url}/slow`, payload: 'x' });
+    const handle = await producer(taskQueue).submit({
+      kind: 'event',
+      tenant: 'acme',
+      device: 'd1',
+      messageId: randomUUID(),
+      target: `${endpoint.url}/slow`,
+      payload: 'x',
+    });
     await endpoint.arrived(1);
     const request = endpoint.requests[0]!;
 
     worker.child.kill('SIGTERM');
     // it stops polling at once and says so …
-    await waitFor(() => healthOf(worker), (s) => s === 503 || s === 0, 10_000, 'the worker to report draining');
+    await waitFor(
+      () => healthOf(worker),
+      (s) => s === 503 || s === 0,
+      10_000,
+      'the worker to report draining',
+    );
     expect(worker.child.exitCode).toBeNull();
     // … but waits for the attempt in flight, which then succeeds
     const answeredAt = Date.now();
@@ -163,7 +190,14 @@ describe('a worker whose grace time runs out on SIGTERM', () => {
     const worker = await startWorkerProcess(taskQueue, { REDELIVER_SHUTDOWN_GRACE: '300ms' });
     processes.push(worker);
     const before = endpoint.requests.length;
-    const handle = await producer(taskQueue).submit({ kind: 'event', tenant: 'acme', device: 'd2', messageId: randomUUID(), target: `${endpoint.url}/hang`, payload: 'x' });
+    const handle = await producer(taskQueue).submit({
+      kind: 'event',
+      tenant: 'acme',
+      device: 'd2',
+      messageId: randomUUID(),
+      target: `${endpoint.url}/hang`,
+      payload: 'x',
+    });
     await endpoint.arrived(before + 1);
     const first = endpoint.requests[before]!;
 
@@ -178,6 +212,10 @@ describe('a worker whose grace time runs out on SIGTERM', () => {
     expect(second).toMatchObject({ messageId: first.messageId, attempt: '2' });
     second.answer(202);
     const result = await handle.result();
-    expect(result).toMatchObject({ outcome: 'delivered', attempts: 2, lastError: { class: 'connection', code: 'worker-shutdown', attempt: 1 } });
+    expect(result).toMatchObject({
+      outcome: 'delivered',
+      attempts: 2,
+      lastError: { class: 'connection', code: 'worker-shutdown', attempt: 1 },
+    });
   });
 });

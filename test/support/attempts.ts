@@ -48,7 +48,14 @@ export function recordAttempts(serverTime: () => Promise<number>): AttemptRecord
         // an attempt outside a clocked execution has no server time: NaN fails every comparison
         const endedAt = base ? Math.round(base.server + (performance.now() - base.local)) : NaN;
         const sent = byDelivery.get(deliveryId) ?? [];
-        sent.push({ attempt, startedAt: endedAt - (outcome.at - startedAt), endedAt, endedAtByActivity: outcome.at, ok: outcome.ok, code: outcome.code });
+        sent.push({
+          attempt,
+          startedAt: endedAt - (outcome.at - startedAt),
+          endedAt,
+          endedAtByActivity: outcome.at,
+          ok: outcome.ok,
+          code: outcome.code,
+        });
         byDelivery.set(deliveryId, sent);
       },
     },

@@ -1,7 +1,8 @@
 import type { ClassificationRow } from '../../src/classify';
 
 /** The table in docs/error-classification.md sits between these markers. */
-export const TABLE_START = '<!-- table:start — rendered from src/classify/table.ts; `UPDATE_DOCS=1 npx jest test/unit/classify-table` rewrites it -->';
+export const TABLE_START =
+  '<!-- table:start — rendered from src/classify/table.ts; `UPDATE_DOCS=1 npx jest test/unit/classify-table` rewrites it -->';
 export const TABLE_END = '<!-- table:end -->';
 
 const HEADER = ['code', 'when', 'class', 'retryable', 'meaning (Hono, where it defines one)', 'reason'];

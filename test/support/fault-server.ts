@@ -189,10 +189,19 @@ function takeRequest(bytes: Buffer): { path: string; messageId: string | undefin
   const headEnd = bytes.indexOf('\r\n\r\n');
   if (headEnd < 0) return null;
   const [requestLine = '', ...fields] = bytes.toString('latin1', 0, headEnd).split('\r\n');
-  const header = (name: string) => fields.find((f) => f.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim();
+  const header = (name: string) =>
+    fields
+      .find((f) => f.toLowerCase().startsWith(`${name}:`))
+      ?.slice(name.length + 1)
+      .trim();
   const length = headEnd + 4 + Number(header('content-length') ?? 0);
   if (bytes.length < length) return null;
-  return { path: requestLine.split(' ')[1] ?? '/', messageId: header('message-id'), body: bytes.toString('utf8', headEnd + 4, length), length };
+  return {
+    path: requestLine.split(' ')[1] ?? '/',
+    messageId: header('message-id'),
+    body: bytes.toString('utf8', headEnd + 4, length),
+    length,
+  };
 }
 
 /** Writes `text` again and again, as fast as the peer reads it, until the socket closes. */

@@ -63,7 +63,9 @@ export async function startMosquitto(options: MosquittoOptions): Promise<Mosquit
   writeFileSync(passwd, '', { mode: 0o600 });
   for (const user of options.users) execFileSync(MOSQUITTO_PASSWD, ['-b', passwd, user.username, user.password], { stdio: 'pipe' });
   const acl = path.join(dir, 'acl');
-  writeFileSync(acl, options.users.map((u) => [`user ${u.username}`, ...u.acl.map((line) => `topic ${line}`), ''].join('\n')).join('\n'), { mode: 0o600 });
+  writeFileSync(acl, options.users.map((u) => [`user ${u.username}`, ...u.acl.map((line) => `topic ${line}`), ''].join('\n')).join('\n'), {
+    mode: 0o600,
+  });
 
   const conf = path.join(dir, 'mosquitto.conf');
   writeFileSync(
@@ -81,7 +83,11 @@ export async function startMosquitto(options: MosquittoOptions): Promise<Mosquit
       'log_timestamp_format %H:%M:%S',
       `listener ${port} 127.0.0.1`,
       ...(tlsPort
-        ? [`listener ${tlsPort} 127.0.0.1`, `certfile ${path.join(TLS_DIR, 'localhost.crt')}`, `keyfile ${path.join(TLS_DIR, 'localhost.key')}`]
+        ? [
+            `listener ${tlsPort} 127.0.0.1`,
+            `certfile ${path.join(TLS_DIR, 'localhost.crt')}`,
+            `keyfile ${path.join(TLS_DIR, 'localhost.key')}`,
+          ]
         : []),
       '',
     ].join('\n'),
@@ -168,7 +174,13 @@ export interface Watcher {
  * topic filter, subscribed at QoS 1 before this resolves.
  */
 export async function watch(url: string, user: { username: string; password: string }, filter?: string): Promise<Watcher> {
-  const client = await mqtt.connectAsync(url, { protocolVersion: 5, username: user.username, password: user.password, reconnectPeriod: 0, clientId: `watcher${Math.random().toString(16).slice(2, 12)}` });
+  const client = await mqtt.connectAsync(url, {
+    protocolVersion: 5,
+    username: user.username,
+    password: user.password,
+    reconnectPeriod: 0,
+    clientId: `watcher${Math.random().toString(16).slice(2, 12)}`,
+  });
   const seen: Seen[] = [];
   client.on('message', (topic, payload, packet) => {
     seen.push({

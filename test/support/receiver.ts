@@ -69,9 +69,23 @@ export async function startReceiver(): Promise<Receiver> {
       const key = `${url.pathname}|${messageId ?? ''}`;
       const nth = (seen.get(key) ?? 0) + 1;
       seen.set(key, nth);
-      const info: RequestInfo = { path: url.pathname, query: url.searchParams, messageId, attempt: attemptHeader ? Number(attemptHeader) : undefined, nth };
+      const info: RequestInfo = {
+        path: url.pathname,
+        query: url.searchParams,
+        messageId,
+        attempt: attemptHeader ? Number(attemptHeader) : undefined,
+        nth,
+      };
       const reply: Reply = (routes.get(url.pathname) ?? accept)(info);
-      const entry: ReceivedRequest = { path: info.path, messageId, attempt: info.attempt, body: Buffer.concat(chunks).toString('utf8'), at: Date.now(), reply, outcome: 'pending' };
+      const entry: ReceivedRequest = {
+        path: info.path,
+        messageId,
+        attempt: info.attempt,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+        reply,
+        outcome: 'pending',
+      };
       requests.push(entry);
       const answer = () => {
         timers.delete(timer);
@@ -141,7 +155,9 @@ export interface RandomFaultOptions {
 export function randomFaults(options: RandomFaultOptions): Route {
   const codes = [500, 502, 503, 504];
   return ({ messageId, attempt, nth }) => {
-    const digest = createHash('sha256').update(`${options.seed}|${messageId}|${attempt ?? nth}`).digest();
+    const digest = createHash('sha256')
+      .update(`${options.seed}|${messageId}|${attempt ?? nth}`)
+      .digest();
     const draw = digest.readUInt32BE(0) / 2 ** 32;
     if (draw < options.serverError) return { status: codes[digest[4]! % codes.length]! };
     if (draw < options.serverError + options.reset) return { reset: true };

@@ -13,7 +13,7 @@ import { classify, FAILURE_TYPES } from '../../src/classify/classify';
 import type { Classification, ErrorClass, TransportOutcome } from '../../src/classify/types';
 import type { Delivery } from '../../src/delivery/types';
 import type { CommandSubscription, ReceivedCommand } from '../../src/subscription/types';
-import { responseDelivery } from '../../src/subscription/validate';
+import { responseDelivery } from '../../src/validation/subscription';
 import { commandReceivedSignal, subscribedSignal } from '../../src/workflows/definitions';
 
 export const ACCEPTED: TransportOutcome = { kind: 'http', status: 202 };

@@ -24,7 +24,10 @@ export interface TcpListener {
 }
 
 /** Listens on `host` (an IP literal) at a free port; undefined when the host has no such address (no IPv6). */
-export async function startTcpListener(host = '127.0.0.1', options: { tls?: tls.SecureContextOptions } = {}): Promise<TcpListener | undefined> {
+export async function startTcpListener(
+  host = '127.0.0.1',
+  options: { tls?: tls.SecureContextOptions } = {},
+): Promise<TcpListener | undefined> {
   const sockets = new Set<net.Socket>();
   /** The client port of every connection accepted; the probes' are left out of the count. */
   const accepted: number[] = [];

@@ -5,7 +5,7 @@ import { Redeliver } from '../../src/client';
 import { encryptingDataConverter } from '../../src/encryption/data-converter';
 import type { KeyRing } from '../../src/encryption/keys';
 import { DEFAULT_RETRY_BUDGET, type RetryBudgetOptions } from '../../src/endpoints/budget';
-import type { EndpointReporter } from '../../src/endpoints/reporter';
+import type { EndpointReporter } from '../../src/activities/endpoint-reporter';
 import type { AddressGuard } from '../../src/transports/address-guard';
 import type { MqttPool } from '../../src/transports/mqtt';
 import { createWorker, runWorker } from '../../src/worker';

@@ -41,10 +41,12 @@ export async function ensureTestServerJars(log: (line: string) => void = () => u
   } catch (err) {
     rmSync(partial, { recursive: true, force: true });
     const e = err as { code?: string; stdout?: string; message: string };
-    if (e.code === 'ENOENT') throw new Error('Maven (mvn) and a JDK are needed to fetch the Temporal test server: install them (Debian: maven, default-jdk)');
+    if (e.code === 'ENOENT')
+      throw new Error('Maven (mvn) and a JDK are needed to fetch the Temporal test server: install them (Debian: maven, default-jdk)');
     throw new Error(`could not fetch the Temporal test server with Maven: ${e.message}\n${e.stdout ?? ''}`);
   }
-  if (!readdirSync(partial).some((f) => f.startsWith('temporal-test-server-'))) throw new Error(`Maven put no temporal-test-server jar into ${partial}`);
+  if (!readdirSync(partial).some((f) => f.startsWith('temporal-test-server-')))
+    throw new Error(`Maven put no temporal-test-server jar into ${partial}`);
   writeFileSync(path.join(partial, '.complete'), '');
   // another process may have finished first: either copy is whole
   if (!existsSync(path.join(lib, '.complete'))) {
@@ -111,7 +113,8 @@ export async function startTimeSkippingServer(options: { logFile?: string; start
       intervalMs: 200,
       failed: () => {
         if (spawnError) return new Error(`could not start java for the Temporal test server (a JDK 17+ is needed): ${spawnError.message}`);
-        if (child.exitCode !== null || child.signalCode !== null) return new Error(`the Temporal test server exited (${child.exitCode ?? child.signalCode}) while starting`);
+        if (child.exitCode !== null || child.signalCode !== null)
+          return new Error(`the Temporal test server exited (${child.exitCode ?? child.signalCode}) while starting`);
         return undefined;
       },
       channelArgs: KEEPALIVE_WITHIN_JAVA_POLICY,
@@ -165,8 +168,16 @@ const KEEPALIVE_WITHIN_JAVA_POLICY = { 'grpc.keepalive_time_ms': 10 * 60_000, 'g
  * while it awaits a result, and `env.sleep()` skips instead of sleeping.
  */
 async function connectTimeSkipping(address: string): Promise<TestWorkflowEnvironment> {
-  const create = (TestWorkflowEnvironment as unknown as { create(opts: object): Promise<TestWorkflowEnvironment> }).create.bind(TestWorkflowEnvironment);
-  const env = await create({ server: { type: 'existing' }, address, namespace: 'default', supportsTimeSkipping: true, connectionOptions: { channelArgs: KEEPALIVE_WITHIN_JAVA_POLICY } });
+  const create = (TestWorkflowEnvironment as unknown as { create(opts: object): Promise<TestWorkflowEnvironment> }).create.bind(
+    TestWorkflowEnvironment,
+  );
+  const env = await create({
+    server: { type: 'existing' },
+    address,
+    namespace: 'default',
+    supportsTimeSkipping: true,
+    connectionOptions: { channelArgs: KEEPALIVE_WITHIN_JAVA_POLICY },
+  });
   if (!env.supportsTimeSkipping) throw new Error('the test environment did not turn time skipping on');
   return env;
 }

@@ -79,7 +79,12 @@ function samplesOf(row: DocRow): Sample[] {
   m = /^mqtt-(0x[0-9a-f]{2})$/.exec(code);
   if (m) {
     const reasonCode = parseInt(m[1]!, 16);
-    return packets(row.when).map((packet) => ({ label: packet, outcome: { kind: 'mqtt5', packet, reasonCode }, code, vars: { packet: packet.toUpperCase() } }));
+    return packets(row.when).map((packet) => ({
+      label: packet,
+      outcome: { kind: 'mqtt5', packet, reasonCode },
+      code,
+      vars: { packet: packet.toUpperCase() },
+    }));
   }
   if (code === 'mqtt-0x??') {
     const success = row.when.includes('below 0x80');
@@ -95,15 +100,29 @@ function samplesOf(row: DocRow): Sample[] {
   if (m) return [{ label: 'CONNACK', outcome: { kind: 'mqtt3-connack', returnCode: parseInt(m[1]!, 16) }, code, vars: {} }];
   if (code === 'mqtt3-connack-0x??') {
     const returnCode = firstFree(0x01, 0xff, (n) => `mqtt3-connack-${hex(n)}`);
-    return [{ label: `CONNACK ${hex(returnCode)}`, outcome: { kind: 'mqtt3-connack', returnCode }, code: `mqtt3-connack-${hex(returnCode)}`, vars: { code: hex(returnCode) } }];
+    return [
+      {
+        label: `CONNACK ${hex(returnCode)}`,
+        outcome: { kind: 'mqtt3-connack', returnCode },
+        code: `mqtt3-connack-${hex(returnCode)}`,
+        vars: { code: hex(returnCode) },
+      },
+    ];
   }
   if (code === 'mqtt-sent') return [{ label: 'QoS 0 written', outcome: { kind: 'mqtt-sent' }, code, vars: {} }];
-  if (code === 'mqtt-no-puback') return [{ label: 'silence', outcome: { kind: 'mqtt-no-puback', afterMs: 1500 }, code, vars: { timeout: '1500' } }];
+  if (code === 'mqtt-no-puback')
+    return [{ label: 'silence', outcome: { kind: 'mqtt-no-puback', afterMs: 1500 }, code, vars: { timeout: '1500' } }];
   if (code === 'mqtt-closed') {
     return [
       { label: 'closed', outcome: { kind: 'mqtt-closed' }, code, vars: {} },
       // a success code anywhere but in a PUBACK ends the attempt without acknowledging the message
-      { label: 'DISCONNECT 0x00', outcome: { kind: 'mqtt5', packet: 'disconnect', reasonCode: 0 }, code, vars: {}, note: 'DISCONNECT 0x00' },
+      {
+        label: 'DISCONNECT 0x00',
+        outcome: { kind: 'mqtt5', packet: 'disconnect', reasonCode: 0 },
+        code,
+        vars: {},
+        note: 'DISCONNECT 0x00',
+      },
       { label: 'CONNACK 0x00', outcome: { kind: 'mqtt5', packet: 'connack', reasonCode: 0 }, code, vars: {}, note: 'CONNACK 0x00' },
     ];
   }
@@ -116,16 +135,27 @@ function samplesOf(row: DocRow): Sample[] {
     return [{ label: own, outcome: { kind, code: own }, code: `${m[1]}-${own}`, vars: { code: own } }];
   }
   if (code === 'timeout') return [{ label: 'silence', outcome: { kind: 'timeout', afterMs: 2500 }, code, vars: { timeout: '2500' } }];
-  if (code === 'invalid-target') return [{ label: 'bad URL', outcome: { kind: 'invalid-target', message: 'Invalid URL' }, code, vars: {}, note: 'Invalid URL' }];
+  if (code === 'invalid-target')
+    return [{ label: 'bad URL', outcome: { kind: 'invalid-target', message: 'Invalid URL' }, code, vars: {}, note: 'Invalid URL' }];
   if (code === 'ssrf-blocked') {
     const vars = { address: '127.0.0.1', range: 'loopback', description: 'a loopback address' };
     return [
       { label: 'IP literal', outcome: { kind: 'blocked-address', host: '127.0.0.1', ...vars }, code, vars },
-      { label: 'DNS name', outcome: { kind: 'blocked-address', host: 'rebind.example', ...vars }, code, vars, note: 'rebind.example resolves to it' },
+      {
+        label: 'DNS name',
+        outcome: { kind: 'blocked-address', host: 'rebind.example', ...vars },
+        code,
+        vars,
+        note: 'rebind.example resolves to it',
+      },
     ];
   }
   if (code === 'secret-not-bound') {
-    const vars = { secret: 'MQTT credential "hub-acme"', target: 'mqtt://attacker.example:1883', hint: 'If it is trusted, add it to "brokers" in REDELIVER_MQTT_CREDENTIALS_HUB_ACME' };
+    const vars = {
+      secret: 'MQTT credential "hub-acme"',
+      target: 'mqtt://attacker.example:1883',
+      hint: 'If it is trusted, add it to "brokers" in REDELIVER_MQTT_CREDENTIALS_HUB_ACME',
+    };
     return [{ label: 'another broker', outcome: { kind: 'unbound-secret', ...vars }, code, vars }];
   }
   throw new Error(`no sample outcome for ${code}: teach samplesOf this row`);

@@ -22,7 +22,9 @@ describe('docs/spec.md §4 examples', () => {
     ['server', 'HTTP 504', http(504)],
     ['server', 'PUBACK 0x80 unspecified error', puback(0x80)],
     ['server', 'PUBACK 0x83 implementation specific', puback(0x83)],
-    ...['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'].map((c): [Verdict, string, TransportOutcome] => ['connection', c, net(c)]),
+    ...['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'].map(
+      (c): [Verdict, string, TransportOutcome] => ['connection', c, net(c)],
+    ),
     ['connection', 'attempt timeout', { kind: 'timeout', afterMs: 10_000 }],
     ['connection', 'MQTT disconnect', { kind: 'mqtt5', packet: 'disconnect', reasonCode: 0x8b }],
     ['connection', 'MQTT connection closed', { kind: 'mqtt-closed' }],
@@ -69,7 +71,10 @@ describe('Eclipse Hono conventions', () => {
   });
 
   test('CONNACK refusals: full adapter and tenant quota are waited out, bad credentials are not', () => {
-    expect(classify({ kind: 'mqtt5', packet: 'connack', reasonCode: 0x9c, serverReference: 'mqtt-2.example' })).toMatchObject({ class: 'well-known', code: 'mqtt-0x9c' });
+    expect(classify({ kind: 'mqtt5', packet: 'connack', reasonCode: 0x9c, serverReference: 'mqtt-2.example' })).toMatchObject({
+      class: 'well-known',
+      code: 'mqtt-0x9c',
+    });
     expect(classify({ kind: 'mqtt5', packet: 'connack', reasonCode: 0x97 }).class).toBe('well-known');
     expect(classify({ kind: 'mqtt5', packet: 'connack', reasonCode: 0x86 }).class).toBe('client');
     expect(classify({ kind: 'mqtt3-connack', returnCode: 0x03 })).toMatchObject({ class: 'server', code: 'mqtt3-connack-0x03' });
@@ -120,7 +125,9 @@ describe('reasons', () => {
 
   test('carry MQTT 5 reason strings and server references', () => {
     const c = classify({ kind: 'mqtt5', packet: 'disconnect', reasonCode: 0x9d, reasonString: 'moved', serverReference: 'broker-2:8883' });
-    expect(c.reason).toBe('MQTT DISCONNECT 0x9d Server moved: the broker has moved; retried with backoff until the target is updated (reason string: moved; server reference: broker-2:8883)');
+    expect(c.reason).toBe(
+      'MQTT DISCONNECT 0x9d Server moved: the broker has moved; retried with backoff until the target is updated (reason string: moved; server reference: broker-2:8883)',
+    );
   });
 });
 
@@ -134,5 +141,6 @@ test('one stable, distinct Temporal failure type per class', () => {
 });
 
 test('STABLE_CODE refuses what classify never returns', () => {
-  for (const code of ['http-4xx', 'http-50', 'mqtt-0x9C', 'mqtt-151', 'net-*', 'tls-', 'Timeout', 'http-409 ']) expect(code).not.toMatch(STABLE_CODE);
+  for (const code of ['http-4xx', 'http-50', 'mqtt-0x9C', 'mqtt-151', 'net-*', 'tls-', 'Timeout', 'http-409 '])
+    expect(code).not.toMatch(STABLE_CODE);
 });

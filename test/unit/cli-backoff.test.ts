@@ -48,7 +48,7 @@ interface ScheduleReport {
 }
 
 describe('redeliver schedule', () => {
-  test('--json: per attempt min, median, p95 and latest offset, for the kind\'s default policy', async () => {
+  test("--json: per attempt min, median, p95 and latest offset, for the kind's default policy", async () => {
     const report = JSON.parse(await run('schedule', '--json')) as ScheduleReport;
     expect(report).toMatchObject({ kind: 'event', policy: defaultPolicy('event'), draws: 10_000, endings: { ongoing: 10_000 } });
     expect(report.attempts).toHaveLength(15);
@@ -63,12 +63,16 @@ describe('redeliver schedule', () => {
   });
 
   test('policy flags set the policy: a deterministic one gives exact offsets', async () => {
-    const report = JSON.parse(await run('schedule', '--jitter', 'none', '--initial', '1s', '--max', '4s', '--attempts', '5', '--draws', '10', '--json')) as ScheduleReport;
+    const report = JSON.parse(
+      await run('schedule', '--jitter', 'none', '--initial', '1s', '--max', '4s', '--attempts', '5', '--draws', '10', '--json'),
+    ) as ScheduleReport;
     expect(report.attempts.map((a) => [a.minMs, a.medianMs, a.p95Ms])).toEqual([0, 1_000, 3_000, 7_000, 11_000].map((t) => [t, t, t]));
   });
 
-  test('a kind\'s age bound ends the schedule: command responses expire after 5 min', async () => {
-    const report = JSON.parse(await run('schedule', '--kind', 'command-response', '--attempts', '40', '--draws', '2000', '--json')) as ScheduleReport;
+  test("a kind's age bound ends the schedule: command responses expire after 5 min", async () => {
+    const report = JSON.parse(
+      await run('schedule', '--kind', 'command-response', '--attempts', '40', '--draws', '2000', '--json'),
+    ) as ScheduleReport;
     expect(report.endings.expired).toBe(2_000);
     for (const a of report.attempts) expect(a.p95Ms).toBeLessThanOrEqual(300_000);
   });
@@ -89,8 +93,31 @@ describe('redeliver schedule', () => {
   });
 
   test('bad flags: every problem at once, each naming its flag', async () => {
-    const problems = await badFlags('schedule', '--max=-5s', '--multiplier', '0.5', '--jitter', 'wild', '--max-attempts', 'x', '--draws', 'many', '--attempt-time', 'soon', '--plot', 'out.gif');
-    expect(problems.map((p) => p.field).sort()).toEqual(['--attempt-time', '--draws', '--jitter', '--max', '--max-attempts', '--multiplier', '--plot']);
+    const problems = await badFlags(
+      'schedule',
+      '--max=-5s',
+      '--multiplier',
+      '0.5',
+      '--jitter',
+      'wild',
+      '--max-attempts',
+      'x',
+      '--draws',
+      'many',
+      '--attempt-time',
+      'soon',
+      '--plot',
+      'out.gif',
+    );
+    expect(problems.map((p) => p.field).sort()).toEqual([
+      '--attempt-time',
+      '--draws',
+      '--jitter',
+      '--max',
+      '--max-attempts',
+      '--multiplier',
+      '--plot',
+    ]);
     expect(problems.find((p) => p.field === '--max')!.message).toContain('"-5s"');
     expect(problems.find((p) => p.field === '--multiplier')!.message).toContain('0.5');
   });
@@ -98,7 +125,9 @@ describe('redeliver schedule', () => {
   test('bad flags: kind, qos, inverted bounds, a deadline in the past', async () => {
     expect((await badFlags('schedule', '--kind', 'gadget')).map((p) => p.field)).toEqual(['--kind']);
     expect((await badFlags('schedule', '--kind', 'telemetry', '--qos', '2')).map((p) => p.field)).toEqual(['--qos']);
-    expect(await badFlags('schedule', '--min', '10s', '--max', '5s')).toEqual([{ field: '--min', message: 'must not exceed --max, got 10 s > 5 s' }]);
+    expect(await badFlags('schedule', '--min', '10s', '--max', '5s')).toEqual([
+      { field: '--min', message: 'must not exceed --max, got 10 s > 5 s' },
+    ]);
     expect((await badFlags('schedule', '--deadline', '2020-01-01')).map((p) => p.field)).toEqual(['--deadline']);
   });
 
@@ -147,7 +176,7 @@ describe('redeliver simulate', () => {
     expect(full).toEqual(all.filter((r) => r.strategy === 'full'));
   });
 
-  test('--min floors the jittered waits as a policy\'s min does: full jitter at redeliver\'s scale', async () => {
+  test("--min floors the jittered waits as a policy's min does: full jitter at redeliver's scale", async () => {
     const args = ['simulate', '--clients', '30', '--runs', '20', '--strategy', 'full', '--base', '100ms', '--cap', '300s', '--json'];
     const [free] = JSON.parse(await run(...args)) as SimulateRow[];
     const [floored] = JSON.parse(await run(...args, '--min', '200ms')) as SimulateRow[];
@@ -158,22 +187,45 @@ describe('redeliver simulate', () => {
   test('the human form tabulates calls and completion per strategy', async () => {
     const text = await run('simulate', '--clients', '10', '--runs', '5');
     expect(text).toContain('10 clients, mean of 5 runs; base 5 ms, cap 2 s');
-    for (const name of ['no backoff', 'exponential, no jitter', 'full jitter', 'equal jitter', 'decorrelated jitter']) expect(text).toContain(name);
+    for (const name of ['no backoff', 'exponential, no jitter', 'full jitter', 'equal jitter', 'decorrelated jitter'])
+      expect(text).toContain(name);
   });
 
   test('--plot draws calls and time against the number of clients, one line per strategy', async () => {
     const file = path.join(tmp, 'simulate.svg');
     await run('simulate', '--clients', '20', '--runs', '5', '--plot', file);
     const svg = readFileSync(file, 'utf8');
-    for (const words of ['Work: write calls the server handled', 'Time until every client had succeeded', 'clients contending for the row', 'full jitter', 'no backoff']) {
+    for (const words of [
+      'Work: write calls the server handled',
+      'Time until every client had succeeded',
+      'clients contending for the row',
+      'full jitter',
+      'no backoff',
+    ]) {
       expect(svg).toContain(words);
     }
   });
 
   test('bad flags: every problem at once, each naming its flag', async () => {
-    const problems = await badFlags('simulate', '--clients', '0', '--runs', 'x', '--strategy', 'fastest', '--base=-1ms', '--cap', 'soon', '--min=-1ms', '--plot', 'a.pdf');
+    const problems = await badFlags(
+      'simulate',
+      '--clients',
+      '0',
+      '--runs',
+      'x',
+      '--strategy',
+      'fastest',
+      '--base=-1ms',
+      '--cap',
+      'soon',
+      '--min=-1ms',
+      '--plot',
+      'a.pdf',
+    );
     expect(problems.map((p) => p.field).sort()).toEqual(['--base', '--cap', '--clients', '--min', '--plot', '--runs', '--strategy']);
-    expect(await badFlags('simulate', '--base', '5s', '--cap', '1s')).toEqual([{ field: '--base', message: 'must not exceed --cap, got 5 s > 1 s' }]);
+    expect(await badFlags('simulate', '--base', '5s', '--cap', '1s')).toEqual([
+      { field: '--base', message: 'must not exceed --cap, got 5 s > 1 s' },
+    ]);
   });
 
   test('--help names the article and shows an example', async () => {

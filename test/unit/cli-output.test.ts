@@ -22,7 +22,11 @@ function printed(run: () => void): string[] {
   const write = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
   try {
     run();
-    return write.mock.calls.map(([chunk]) => String(chunk)).join('').split('\n').slice(0, -1);
+    return write.mock.calls
+      .map(([chunk]) => String(chunk))
+      .join('')
+      .split('\n')
+      .slice(0, -1);
   } finally {
     write.mockRestore();
   }
@@ -35,7 +39,9 @@ const SHOWN = 'done\\x0astate       delivered\\x0d\\x0a';
 describe('human output: what came from outside stays on its line; the layout keeps its own lines', () => {
   test('one line (result, submit --wait): a line break in a value is escaped', () => {
     const result = { deliveryId: 'delivery/acme/d/m', outcome: 'cancelled', attempts: 1, reason: BREAKING };
-    const line = printed(() => emit(false, result, () => `${result.deliveryId}: ${result.outcome} after ${result.attempts} attempt(s) — ${result.reason}`));
+    const line = printed(() =>
+      emit(false, result, () => `${result.deliveryId}: ${result.outcome} after ${result.attempts} attempt(s) — ${result.reason}`),
+    );
     expect(line).toEqual([`delivery/acme/d/m: cancelled after 1 attempt(s) — ${SHOWN}`]);
     // JSON escapes it as JSON does
     expect(JSON.parse(printed(() => emit(true, result, () => '')).join('\n'))).toEqual(result);

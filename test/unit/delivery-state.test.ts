@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { AttemptFailureDetails } from '../../src/activities';
 import type { RetryProgress } from '../../src/activities/retry';
-import { validateDelivery } from '../../src/delivery/validate';
+import { validateDelivery } from '../../src/validation/delivery';
 import { DeliveryTracker, type CarriedState } from '../../src/workflows/delivery-state';
 
 // A delivery's state and decisions without a server: the workflow runs them (workflows/delivery.ts), and

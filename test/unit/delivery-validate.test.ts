@@ -1,9 +1,16 @@
-import { validateDelivery } from '../../src/delivery/validate';
+import { validateDelivery } from '../../src/validation/delivery';
 import { InvalidInputError } from '../../src/errors';
-import { validateSubscription } from '../../src/subscription/validate';
+import { validateSubscription } from '../../src/validation/subscription';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
-const ok = { kind: 'event', tenant: 'acme', device: 'sensor-1', messageId: 'm-1', target: 'https://ingest.example.com/events', payload: { t: 1 } };
+const ok = {
+  kind: 'event',
+  tenant: 'acme',
+  device: 'sensor-1',
+  messageId: 'm-1',
+  target: 'https://ingest.example.com/events',
+  payload: { t: 1 },
+};
 
 function problems(input: unknown, options = {}): Record<string, string> {
   try {
@@ -24,7 +31,16 @@ test('a valid delivery gets every default filled in', () => {
     target: { url: 'https://ingest.example.com/events', method: 'POST', timeout: 10_000 },
     body: '{"t":1}',
     contentType: 'application/json',
-    policy: { jitter: 'full', initial: 200, min: 200, max: 300_000, multiplier: 2, maxAttempts: 0, maxAge: 7 * 24 * 3600_000, deadline: null },
+    policy: {
+      jitter: 'full',
+      initial: 200,
+      min: 200,
+      max: 300_000,
+      multiplier: 2,
+      maxAttempts: 0,
+      maxAge: 7 * 24 * 3600_000,
+      deadline: null,
+    },
     submittedAt: NOW,
   });
 });
@@ -40,11 +56,22 @@ test('per-kind defaults: telemetry QoS 1 1 h, QoS 0 one attempt, command respons
   const cmd = { ...ok, kind: 'command-response', command: { requestId: 'r-1' } };
   expect(validateDelivery(cmd, { now: NOW }).policy).toMatchObject({ maxAge: 300_000, deadline: null });
   const deadline = '2026-11-21T12:30:00Z';
-  expect(validateDelivery({ ...cmd, command: { requestId: 'r-1', deadline } }, { now: NOW }).policy).toMatchObject({ maxAge: null, deadline: Date.parse(deadline) });
+  expect(validateDelivery({ ...cmd, command: { requestId: 'r-1', deadline } }, { now: NOW }).policy).toMatchObject({
+    maxAge: null,
+    deadline: Date.parse(deadline),
+  });
 });
 
 test('URL placeholders are filled from the delivery', () => {
-  const d = validateDelivery({ ...ok, kind: 'command-response', target: 'http://hono:8080/command/res/{tenant}/{device}/{requestId}?hono-cmd-status={status}', command: { requestId: 'r:1', status: 404 } }, { now: NOW });
+  const d = validateDelivery(
+    {
+      ...ok,
+      kind: 'command-response',
+      target: 'http://hono:8080/command/res/{tenant}/{device}/{requestId}?hono-cmd-status={status}',
+      command: { requestId: 'r:1', status: 404 },
+    },
+    { now: NOW },
+  );
   expect(d.target.url).toBe('http://hono:8080/command/res/acme/sensor-1/r%3A1?hono-cmd-status=404');
   expect(d.command).toEqual({ requestId: 'r:1', status: 404 });
 });
@@ -63,7 +90,12 @@ test.each([
   ['a negative timeout', { ...ok, target: { url: ok.target, timeout: -5 } }, 'target.timeout', /above 0/],
   ['a negative policy duration', { ...ok, policy: { min: '-5s' } }, 'policy.min', /-5s/],
   ['inverted min/max', { ...ok, policy: { min: '10s', max: '1s' } }, 'policy.min', /must not exceed max/],
-  ['a deadline in the past', { ...ok, kind: 'command-response', command: { requestId: 'r', deadline: '2026-11-21T11:00:00Z' } }, 'command.deadline', /in the past/],
+  [
+    'a deadline in the past',
+    { ...ok, kind: 'command-response', command: { requestId: 'r', deadline: '2026-11-21T11:00:00Z' } },
+    'command.deadline',
+    /in the past/,
+  ],
   ['a command response without its command', { ...ok, kind: 'command-response' }, 'command', /required/],
   ['QoS 0 with retries', { ...ok, kind: 'telemetry', qos: 0, policy: { maxAttempts: 5 } }, 'policy.maxAttempts', /exactly once/],
   ['an override with an unknown code', { ...ok, overrides: { 'http-4xx': 'success' } }, 'overrides.http-4xx', /stable codes/],
@@ -85,7 +117,15 @@ test('every problem is reported at once', () => {
 });
 
 test('well-formed fields are checked even when others are malformed', () => {
-  const found = problems({ kind: 'parcel', qos: 2, tenant: 'acme', device: 'd', target: 'ftp://x', payload: 1, policy: { min: '10s', max: '1s' } });
+  const found = problems({
+    kind: 'parcel',
+    qos: 2,
+    tenant: 'acme',
+    device: 'd',
+    target: 'ftp://x',
+    payload: 1,
+    policy: { min: '10s', max: '1s' },
+  });
   expect(Object.keys(found).sort()).toEqual(['kind', 'policy.min', 'qos', 'target']);
 });
 
@@ -121,7 +161,16 @@ describe('headers (target.headers)', () => {
   });
 
   test.each([
-    'Transfer-Encoding', 'content-length', 'EXPECT', 'Connection', 'Host', 'Keep-Alive', 'Proxy-Connection', 'TE', 'Trailer', 'Upgrade',
+    'Transfer-Encoding',
+    'content-length',
+    'EXPECT',
+    'Connection',
+    'Host',
+    'Keep-Alive',
+    'Proxy-Connection',
+    'TE',
+    'Trailer',
+    'Upgrade',
     'Proxy-Authorization',
   ])('refuses the framing or hop-by-hop header %s', (name) => {
     expect(problems(withHeaders({ [name]: 'x' }))[`target.headers.${name}`]).toMatch(/hop-by-hop|framing|from the target URL/);
@@ -172,7 +221,11 @@ describe('ids: tenant, device, message id, request id', () => {
 
 describe('size bounds', () => {
   test('a 1.5 MB header with a 250 KB payload is refused, naming the headers', () => {
-    const found = problems({ ...ok, payload: 'x'.repeat(250_000), target: { url: ok.target, headers: { 'X-Big': 'y'.repeat(1_500_000) } } });
+    const found = problems({
+      ...ok,
+      payload: 'x'.repeat(250_000),
+      target: { url: ok.target, headers: { 'X-Big': 'y'.repeat(1_500_000) } },
+    });
     expect(found['target.headers']).toMatch(/^are 1500007 bytes, over the limit of 8192 bytes$/);
   });
 
@@ -255,7 +308,12 @@ describe('payloads', () => {
 });
 
 describe('command subscriptions follow the same rules', () => {
-  const sub = { tenant: 'acme', device: 'sensor-1', broker: 'mqtt://broker.example.com:1883', callback: 'https://app.example.com/commands' };
+  const sub = {
+    tenant: 'acme',
+    device: 'sensor-1',
+    broker: 'mqtt://broker.example.com:1883',
+    callback: 'https://app.example.com/commands',
+  };
   const withCallbackHeaders = (headers: Record<string, string>) => ({ ...sub, callback: { url: sub.callback, headers } });
   const subProblems = (input: unknown): Record<string, string> => {
     try {
@@ -270,11 +328,21 @@ describe('command subscriptions follow the same rules', () => {
   test.each([
     ['a control character in the tenant', { ...sub, tenant: 'ac\u0001me' }, 'tenant', /printable ASCII/],
     ['a 129-character device', { ...sub, device: 'd'.repeat(129) }, 'device', /at most 128/],
-    ['a control character in the client id', { ...sub, broker: { url: sub.broker, clientId: 'c\u0000' } }, 'broker.clientId', /printable ASCII/],
+    [
+      'a control character in the client id',
+      { ...sub, broker: { url: sub.broker, clientId: 'c\u0000' } },
+      'broker.clientId',
+      /printable ASCII/,
+    ],
     ['a long client id', { ...sub, broker: { url: sub.broker, clientId: 'c'.repeat(129) } }, 'broker.clientId', /at most 128/],
     ['a callback without a host', { ...sub, callback: 'http:///commands' }, 'callback', /must name a host/],
     ['user info in the callback', { ...sub, callback: 'https://u:secret@app.example.com/' }, 'callback', /user name or password/],
-    ['a hop-by-hop callback header', withCallbackHeaders({ 'Transfer-Encoding': 'chunked' }), 'callback.headers.Transfer-Encoding', /hop-by-hop/],
+    [
+      'a hop-by-hop callback header',
+      withCallbackHeaders({ 'Transfer-Encoding': 'chunked' }),
+      'callback.headers.Transfer-Encoding',
+      /hop-by-hop/,
+    ],
     ['a callback header redeliver sets', withCallbackHeaders({ Tenant: 'other' }), 'callback.headers.Tenant', /redeliver/],
     ['a CR/LF in a callback header', withCallbackHeaders({ 'X-A': 'a\r\nb' }), 'callback.headers.X-A', /control characters/],
     ['a response target with an empty host', { ...sub, response: { target: 'http:///res' } }, 'response.target', /must name a host/],

@@ -1,5 +1,11 @@
-import { endpointDowntimeReport, KEPT_ENDPOINT_PERIODS, openEndpointLedger, recordOutcomes, type EndpointLedger } from '../../src/endpoints/downtime';
-import { endpointTimelineFigure } from '../../src/endpoints/plot';
+import {
+  endpointDowntimeReport,
+  KEPT_ENDPOINT_PERIODS,
+  openEndpointLedger,
+  recordOutcomes,
+  type EndpointLedger,
+} from '../../src/endpoints/downtime';
+import { endpointTimelineFigure } from '../../src/plot/endpoints';
 import { addToTimeline, KEPT_SECONDS } from '../../src/endpoints/timeline';
 import type { AttemptOutcome } from '../../src/endpoints/types';
 import { renderFigure } from '../../src/plot';
@@ -40,8 +46,17 @@ describe('endpoint downtime, as the guide defines it', () => {
 
   test('a ledger that opens with failures: the spell starts at the first failure, not at the opening', () => {
     const l = ledgerOf([server(5), server(50)]);
-    expect(endpointDowntimeReport(l, s(70)).current).toEqual({ since: iso(5), durationMs: 65_000, attempts: 2, failures: 2, reason: 'http-500', countsAsDowntime: true });
-    expect(endpointDowntimeReport(recordOutcomes(l, [ok(100)]), s(100)).periods).toEqual([expect.objectContaining({ from: iso(5), to: iso(100), durationMs: 95_000 })]);
+    expect(endpointDowntimeReport(l, s(70)).current).toEqual({
+      since: iso(5),
+      durationMs: 65_000,
+      attempts: 2,
+      failures: 2,
+      reason: 'http-500',
+      countsAsDowntime: true,
+    });
+    expect(endpointDowntimeReport(recordOutcomes(l, [ok(100)]), s(100)).periods).toEqual([
+      expect.objectContaining({ from: iso(5), to: iso(100), durationMs: 95_000 }),
+    ]);
   });
 
   test('a client error ends a spell (the endpoint answered) and starts none', () => {
@@ -62,11 +77,21 @@ describe('endpoint downtime, as the guide defines it', () => {
       ['within the threshold it is a glitch first', [conn(0), conn(30), ok(60)], 'glitches'],
     ])('%s', (_name, outcomes, expected) => {
       const r = endpointDowntimeReport(ledgerOf(outcomes), s(1_000));
-      expect({ downtime: r.periods.length, reconnections: r.reconnections, glitches: r.glitches }).toEqual({ downtime: 0, reconnections: 0, glitches: 0, [expected]: 1 });
+      expect({ downtime: r.periods.length, reconnections: r.reconnections, glitches: r.glitches }).toEqual({
+        downtime: 0,
+        reconnections: 0,
+        glitches: 0,
+        [expected]: 1,
+      });
     });
 
     test('the options change the rule', () => {
-      const l = recordOutcomes(openEndpointLedger({ thresholdMs: 10_000, reconnectWindowMs: 30_000, reconnectAttempts: 2 }, s(0)), [conn(0), ok(20), conn(100), ok(131)]);
+      const l = recordOutcomes(openEndpointLedger({ thresholdMs: 10_000, reconnectWindowMs: 30_000, reconnectAttempts: 2 }, s(0)), [
+        conn(0),
+        ok(20),
+        conn(100),
+        ok(131),
+      ]);
       const r = endpointDowntimeReport(l, s(200));
       expect(r).toMatchObject({ thresholdMs: 10_000, reconnectWindowMs: 30_000, reconnectAttempts: 2, reconnections: 1, totalMs: 31_000 });
     });
@@ -75,16 +100,28 @@ describe('endpoint downtime, as the guide defines it', () => {
   test('the spell going on counts once longer than the threshold and no longer a possible reconnection', () => {
     const connecting = ledgerOf([ok(0), conn(10)]);
     // a single attempt so far: more may come and make it a reconnection
-    expect(endpointDowntimeReport(connecting, s(190))).toMatchObject({ totalMs: 0, current: { durationMs: 180_000, countsAsDowntime: false } });
+    expect(endpointDowntimeReport(connecting, s(190))).toMatchObject({
+      totalMs: 0,
+      current: { durationMs: 180_000, countsAsDowntime: false },
+    });
     expect(endpointDowntimeReport(connecting, s(190.001))).toMatchObject({ totalMs: 180_001, current: { countsAsDowntime: true } });
 
     const failing = ledgerOf([ok(0), server(10)]);
     expect(endpointDowntimeReport(failing, s(70)).current?.countsAsDowntime).toBe(false);
-    expect(endpointDowntimeReport(failing, s(71))).toMatchObject({ totalMs: 61_000, current: { countsAsDowntime: true, reason: 'http-500' } });
+    expect(endpointDowntimeReport(failing, s(71))).toMatchObject({
+      totalMs: 61_000,
+      current: { countsAsDowntime: true, reason: 'http-500' },
+    });
   });
 
   test('the reason is the most frequent failure code, the first seen on a tie', () => {
-    const l = ledgerOf([conn(0, 'net-ECONNRESET'), server(10, 'http-502'), server(20, 'http-502'), conn(30, 'net-ECONNRESET'), server(40, 'http-503')]);
+    const l = ledgerOf([
+      conn(0, 'net-ECONNRESET'),
+      server(10, 'http-502'),
+      server(20, 'http-502'),
+      conn(30, 'net-ECONNRESET'),
+      server(40, 'http-503'),
+    ]);
     expect(endpointDowntimeReport(l, s(100)).current?.reason).toBe('net-ECONNRESET');
     expect(endpointDowntimeReport(recordOutcomes(l, [server(50, 'http-502')]), s(100)).current?.reason).toBe('http-502');
   });
@@ -178,7 +215,10 @@ describe('timeline', () => {
   });
 
   test('keeps the most recent seconds up to the cap', () => {
-    const many = addToTimeline([], Array.from({ length: KEPT_SECONDS + 10 }, (_, i) => ok(i)));
+    const many = addToTimeline(
+      [],
+      Array.from({ length: KEPT_SECONDS + 10 }, (_, i) => ok(i)),
+    );
     expect(many).toHaveLength(KEPT_SECONDS);
     expect(many[0]?.second).toBe(s(10) / 1000);
     const capped = addToTimeline(many, [server(5_000)], 3);
@@ -197,7 +237,13 @@ describe('endpointTimelineFigure', () => {
   test('renders attempts per second with the downtime period shaded, and not the glitch', () => {
     expect(report).toMatchObject({ glitches: 1, periods: [expect.objectContaining({ durationMs: 70_000 })] });
     const svg = renderFigure(endpointTimelineFigure({ endpoint: 'hub.example.com:8883', timeline, report }));
-    for (const words of ['hub.example.com:8883: attempts per second and downtime', '>ok<', '>failed<', '>downtime<', '>attempts per second<']) {
+    for (const words of [
+      'hub.example.com:8883: attempts per second and downtime',
+      '>ok<',
+      '>failed<',
+      '>downtime<',
+      '>attempts per second<',
+    ]) {
       expect(svg).toContain(words);
     }
     expect(svg.match(downtimeBand)).toHaveLength(1);
@@ -212,6 +258,8 @@ describe('endpointTimelineFigure', () => {
 
   test('renders with nothing to show', () => {
     const empty = endpointDowntimeReport(openEndpointLedger({}, s(0)), s(0));
-    expect(renderFigure(endpointTimelineFigure({ endpoint: 'idle', timeline: [], report: empty }))).toContain('idle: attempts per second and downtime');
+    expect(renderFigure(endpointTimelineFigure({ endpoint: 'idle', timeline: [], report: empty }))).toContain(
+      'idle: attempts per second and downtime',
+    );
   });
 });

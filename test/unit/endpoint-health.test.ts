@@ -39,9 +39,22 @@ test('one failure among successes is a glitch, not a state; a late report change
 test('a reported run of attempts that ended alike counts as that many', () => {
   const h = recordHealth(openHealth(), [{ ...down(1), count: 3 }]);
   expect(healthAt(h, T0 + 2_000)).toMatchObject({ state: 'failing', attemptsLastMinute: 3, failureRate: 1 });
-  const l = recordOutcomes(openEndpointLedger({}, T0), [{ ...down(0), count: 40 }, { ...ok(70), count: 2 }]);
-  expect(endpointDowntimeReport(l, T0 + 80_000).periods).toEqual([expect.objectContaining({ attempts: 41, failures: 40, durationMs: 70_000 })]);
-  expect(addToTimeline([], [{ ...down(0), count: 40 }, { ...ok(70), count: 2 }])).toEqual([
+  const l = recordOutcomes(openEndpointLedger({}, T0), [
+    { ...down(0), count: 40 },
+    { ...ok(70), count: 2 },
+  ]);
+  expect(endpointDowntimeReport(l, T0 + 80_000).periods).toEqual([
+    expect.objectContaining({ attempts: 41, failures: 40, durationMs: 70_000 }),
+  ]);
+  expect(
+    addToTimeline(
+      [],
+      [
+        { ...down(0), count: 40 },
+        { ...ok(70), count: 2 },
+      ],
+    ),
+  ).toEqual([
     { second: T0 / 1000, ok: 0, failed: 40 },
     { second: T0 / 1000 + 70, ok: 2, failed: 0 },
   ]);

@@ -14,7 +14,10 @@ const ACCEPTED = 'HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n';
  * it; `request()` is undici writing a request on it (which its diagnostics channel tells).
  */
 function socketReading(reads: string[]) {
-  const socket = { read: (_size?: number): Buffer | null => (reads.length ? Buffer.from(reads.shift()!, 'latin1') : null), destroy: jest.fn() };
+  const socket = {
+    read: (_size?: number): Buffer | null => (reads.length ? Buffer.from(reads.shift()!, 'latin1') : null),
+    destroy: jest.fn(),
+  };
   skipContinueResponses(socket as unknown as Socket);
   const request = () => channel('undici:client:sendHeaders').publish({ socket });
   /** What undici reads until there is nothing more. */
@@ -41,13 +44,26 @@ test('other interim heads go on to undici, which skips them; the response is sti
 });
 
 test('an incomplete status line or head: wait for more', () => {
-  for (const partial of ['', 'H', 'HTTP/1.1 10', 'HTTP/1.1 100 Continue', 'HTTP/1.1 100 Continue\r\n', 'HTTP/1.1 103 Early Hints\r\nLink: <a>\r\n']) {
+  for (const partial of [
+    '',
+    'H',
+    'HTTP/1.1 10',
+    'HTTP/1.1 100 Continue',
+    'HTTP/1.1 100 Continue\r\n',
+    'HTTP/1.1 103 Early Hints\r\nLink: <a>\r\n',
+  ]) {
     expect(verdict(partial)).toEqual({ kind: 'more' });
   }
 });
 
 test('a final status, a 101 (an upgrade nobody asked for) or anything else is the response: passed on for undici to judge', () => {
-  for (const start of ['HTTP/1.1 202 Accepted\r\n', 'HTTP/1.1 1000 Odd\r\n', 'HTTP/1.1 101 Switching Protocols\r\n', 'HELLO this is not HTTP\r\n', 'HTTP/2 100\r\n']) {
+  for (const start of [
+    'HTTP/1.1 202 Accepted\r\n',
+    'HTTP/1.1 1000 Odd\r\n',
+    'HTTP/1.1 101 Switching Protocols\r\n',
+    'HELLO this is not HTTP\r\n',
+    'HTTP/2 100\r\n',
+  ]) {
     expect(verdict(start)).toEqual({ kind: 'final' });
   }
 });

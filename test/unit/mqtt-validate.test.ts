@@ -1,10 +1,17 @@
-import { validateDelivery } from '../../src/delivery/validate';
+import { validateDelivery } from '../../src/validation/delivery';
 import { InvalidInputError } from '../../src/errors';
-import { validateSubscription } from '../../src/subscription/validate';
+import { validateSubscription } from '../../src/validation/subscription';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
-const ok = { kind: 'event', tenant: 'acme', device: 'sensor-1', messageId: 'm-1', target: 'mqtt://broker.example.com:1883', payload: { t: 1 } };
+const ok = {
+  kind: 'event',
+  tenant: 'acme',
+  device: 'sensor-1',
+  messageId: 'm-1',
+  target: 'mqtt://broker.example.com:1883',
+  payload: { t: 1 },
+};
 
 function problems(validate: (raw: unknown) => unknown, input: unknown): Record<string, string> {
   try {
@@ -20,7 +27,15 @@ const deliveryProblems = (input: unknown) => problems((raw) => validateDelivery(
 describe('MQTT delivery targets', () => {
   test("defaults: MQTT 5, no credential, Hono's topic of the kind", () => {
     const d = validateDelivery(ok, { now: NOW });
-    expect(d.target).toEqual({ transport: 'mqtt', url: 'mqtt://broker.example.com:1883', topic: 'event/acme/sensor-1', protocolVersion: '5', credential: null, timeout: 10_000, tls: null });
+    expect(d.target).toEqual({
+      transport: 'mqtt',
+      url: 'mqtt://broker.example.com:1883',
+      topic: 'event/acme/sensor-1',
+      protocolVersion: '5',
+      credential: null,
+      timeout: 10_000,
+      tls: null,
+    });
     expect(d.endpoint).toBe('broker.example.com:1883');
     expect(validateDelivery({ ...ok, kind: 'telemetry', qos: 0 }, { now: NOW }).target).toMatchObject({ topic: 'telemetry/acme/sensor-1' });
     const response = validateDelivery({ ...ok, kind: 'command-response', command: { requestId: 'r-7', status: 404 } }, { now: NOW });
@@ -29,12 +44,32 @@ describe('MQTT delivery targets', () => {
 
   test('a full target: topic placeholders, version, credential, TLS', () => {
     const d = validateDelivery(
-      { ...ok, target: { url: 'mqtts://hub.example.com:8883/', topic: 't/{tenant}/{device}', protocolVersion: '3.1.1', credential: 'hub-acme', timeout: '3s' } },
+      {
+        ...ok,
+        target: {
+          url: 'mqtts://hub.example.com:8883/',
+          topic: 't/{tenant}/{device}',
+          protocolVersion: '3.1.1',
+          credential: 'hub-acme',
+          timeout: '3s',
+        },
+      },
       { now: NOW },
     );
-    expect(d.target).toEqual({ transport: 'mqtt', url: 'mqtts://hub.example.com:8883', topic: 't/acme/sensor-1', protocolVersion: '3.1.1', credential: 'hub-acme', timeout: 3_000, tls: null });
+    expect(d.target).toEqual({
+      transport: 'mqtt',
+      url: 'mqtts://hub.example.com:8883',
+      topic: 't/acme/sensor-1',
+      protocolVersion: '3.1.1',
+      credential: 'hub-acme',
+      timeout: 3_000,
+      tls: null,
+    });
     // without a credential a producer may trust a CA of its own: nothing of the worker's is at stake
-    const anonymous = validateDelivery({ ...ok, target: { url: 'mqtts://hub.example.com:8883', tls: { ca: PEM, servername: 'hub' } } }, { now: NOW });
+    const anonymous = validateDelivery(
+      { ...ok, target: { url: 'mqtts://hub.example.com:8883', tls: { ca: PEM, servername: 'hub' } } },
+      { now: NOW },
+    );
     expect(anonymous.target).toMatchObject({ credential: null, tls: { ca: PEM, servername: 'hub' } });
   });
 
@@ -48,18 +83,48 @@ describe('MQTT delivery targets', () => {
   });
 
   test('HTTP targets keep their shape (recorded deliveries and their fingerprints do not change)', () => {
-    expect(validateDelivery({ ...ok, target: 'https://api.example.com/in' }, { now: NOW }).target).toEqual({ url: 'https://api.example.com/in', method: 'POST', headers: {}, timeout: 10_000 });
+    expect(validateDelivery({ ...ok, target: 'https://api.example.com/in' }, { now: NOW }).target).toEqual({
+      url: 'https://api.example.com/in',
+      method: 'POST',
+      headers: {},
+      timeout: 10_000,
+    });
   });
 
   test.each([
     ['credentials in the URL', { ...ok, target: 'mqtt://user:hunter2@broker:1883' }, 'target', /must not carry a user name or password/],
     ['a path in the URL', { ...ok, target: { url: 'mqtt://broker:1883/telemetry' } }, 'target.url', /without a path/],
-    ['an HTTP method on an MQTT target', { ...ok, target: { url: 'mqtt://broker:1883', method: 'PUT' } }, 'target.method', /http:\/\/ and https:\/\/ targets only/],
-    ['a topic on an HTTP target', { ...ok, target: { url: 'https://api.example.com', topic: 'x' } }, 'target.topic', /mqtt:\/\/ and mqtts:\/\/ targets only/],
+    [
+      'an HTTP method on an MQTT target',
+      { ...ok, target: { url: 'mqtt://broker:1883', method: 'PUT' } },
+      'target.method',
+      /http:\/\/ and https:\/\/ targets only/,
+    ],
+    [
+      'a topic on an HTTP target',
+      { ...ok, target: { url: 'https://api.example.com', topic: 'x' } },
+      'target.topic',
+      /mqtt:\/\/ and mqtts:\/\/ targets only/,
+    ],
     ['a wildcard topic', { ...ok, target: { url: 'mqtt://broker:1883', topic: 'event/+/x' } }, 'target.topic', /wildcards/],
-    ['a request id on an event', { ...ok, target: { url: 'mqtt://broker:1883', topic: 'x/{requestId}' } }, 'target.topic', /only a command response/],
-    ['an unknown MQTT version', { ...ok, target: { url: 'mqtt://broker:1883', protocolVersion: '4' } }, 'target.protocolVersion', /"5" or "3.1.1"/],
-    ['a secret as credential name', { ...ok, target: { url: 'mqtt://broker:1883', credential: 'user:pass word' } }, 'target.credential', /credential name/],
+    [
+      'a request id on an event',
+      { ...ok, target: { url: 'mqtt://broker:1883', topic: 'x/{requestId}' } },
+      'target.topic',
+      /only a command response/,
+    ],
+    [
+      'an unknown MQTT version',
+      { ...ok, target: { url: 'mqtt://broker:1883', protocolVersion: '4' } },
+      'target.protocolVersion',
+      /"5" or "3.1.1"/,
+    ],
+    [
+      'a secret as credential name',
+      { ...ok, target: { url: 'mqtt://broker:1883', credential: 'user:pass word' } },
+      'target.credential',
+      /credential name/,
+    ],
     ['TLS settings on plain MQTT', { ...ok, target: { url: 'mqtt://broker:1883', tls: { servername: 'x' } } }, 'target.tls', /mqtts/],
     ['a CA that is no certificate', { ...ok, target: { url: 'mqtts://broker:8883', tls: { ca: 'trust me' } } }, 'target.tls.ca', /PEM/],
   ])('refuses %s, naming the field', (_what, input, field, message) => {
@@ -73,7 +138,12 @@ describe('MQTT delivery targets', () => {
   });
 
   test('every problem at once', () => {
-    const found = deliveryProblems({ ...ok, kind: 'telemetry', qos: 2, target: { url: 'mqtt://u:p@broker:1883/x', method: 'POST', topic: '#', credential: '' } });
+    const found = deliveryProblems({
+      ...ok,
+      kind: 'telemetry',
+      qos: 2,
+      target: { url: 'mqtt://u:p@broker:1883/x', method: 'POST', topic: '#', credential: '' },
+    });
     expect(Object.keys(found).sort()).toEqual(['qos', 'target.credential']);
     const wellFormed = deliveryProblems({ ...ok, target: { url: 'mqtt://u:p@broker:1883/x', method: 'POST', topic: '#' } });
     expect(Object.keys(wellFormed).sort()).toEqual(['target.method', 'target.topic', 'target.url']);
@@ -89,7 +159,14 @@ describe('command subscriptions', () => {
     expect(s).toMatchObject({
       subscriptionId: 'subscription/acme/sensor-1',
       endpoint: 'broker.example.com:1883',
-      broker: { url: 'mqtt://broker.example.com:1883', topic: 'command/acme/sensor-1/req/#', protocolVersion: '5', credential: 'hub', timeout: 10_000, tls: null },
+      broker: {
+        url: 'mqtt://broker.example.com:1883',
+        topic: 'command/acme/sensor-1/req/#',
+        protocolVersion: '5',
+        credential: 'hub',
+        timeout: 10_000,
+        tls: null,
+      },
       callback: { url: 'https://app.example.com/commands', headers: {}, timeout: 10_000 },
       response: { target: { url: 'mqtt://broker.example.com:1883', credential: 'hub' }, policy: null },
       policy: { jitter: 'full', initial: 200, min: 200, max: 300_000, maxAttempts: 0, maxAge: null },
@@ -104,12 +181,37 @@ describe('command subscriptions', () => {
   test.each([
     ['an HTTP broker', { ...sub, broker: 'http://broker:1883' }, 'broker', /use mqtt or mqtts/],
     ['credentials in the broker URL', { ...sub, broker: 'mqtt://u:p@broker:1883' }, 'broker', /must not carry/],
-    ['a "#" that is not last', { ...sub, broker: { url: 'mqtt://broker:1883', topic: 'command/#/req' } }, 'broker.topic', /"#" only as the whole last level/],
-    ['a "+" inside a level', { ...sub, broker: { url: 'mqtt://broker:1883', topic: 'command/a+b/#' } }, 'broker.topic', /"\+" only as a whole level/],
+    [
+      'a "#" that is not last',
+      { ...sub, broker: { url: 'mqtt://broker:1883', topic: 'command/#/req' } },
+      'broker.topic',
+      /"#" only as the whole last level/,
+    ],
+    [
+      'a "+" inside a level',
+      { ...sub, broker: { url: 'mqtt://broker:1883', topic: 'command/a+b/#' } },
+      'broker.topic',
+      /"\+" only as a whole level/,
+    ],
     ['an MQTT callback', { ...sub, callback: 'mqtt://app:1883' }, 'callback', /use http or https/],
-    ['a bad response credential', { ...sub, response: { target: { url: 'mqtt://broker:1883', credential: 'a b' } } }, 'response.target.credential', /credential name/],
-    ['a credential with a CA of its own', { ...sub, broker: { url: 'mqtts://broker:8883', credential: 'hub', tls: { ca: PEM } } }, 'broker.tls', /must not set ca or servername with a credential/],
-    ['a response credential with a server name of its own', { ...sub, response: { target: { url: 'mqtts://broker:8883', credential: 'hub', tls: { servername: 'x' } } } }, 'response.target.tls', /with a credential/],
+    [
+      'a bad response credential',
+      { ...sub, response: { target: { url: 'mqtt://broker:1883', credential: 'a b' } } },
+      'response.target.credential',
+      /credential name/,
+    ],
+    [
+      'a credential with a CA of its own',
+      { ...sub, broker: { url: 'mqtts://broker:8883', credential: 'hub', tls: { ca: PEM } } },
+      'broker.tls',
+      /must not set ca or servername with a credential/,
+    ],
+    [
+      'a response credential with a server name of its own',
+      { ...sub, response: { target: { url: 'mqtts://broker:8883', credential: 'hub', tls: { servername: 'x' } } } },
+      'response.target.tls',
+      /with a credential/,
+    ],
     ['a bad policy', { ...sub, policy: { max: 'soon' } }, 'policy.max', /duration/],
     ['a negative downtime threshold', { ...sub, downtimeThreshold: '-1s' }, 'downtimeThreshold', /above 0/],
     ['an unknown field', { ...sub, colour: 'red' }, 'colour', /not a known field/],

@@ -29,8 +29,27 @@ describe('renderFigure', () => {
       {
         x: { label: 'attempt' },
         y: { label: 'offset', scale: 'log' },
-        bands: [{ name: 'spread', color: '#00f', points: [[2, 100, 300], [3, 300, 900]] }],
-        lines: [{ name: 'median', color: '#f00', points: [[2, 200], [3, 600]], pointLabel: (_x, y) => `${y} ms` }],
+        bands: [
+          {
+            name: 'spread',
+            color: '#00f',
+            points: [
+              [2, 100, 300],
+              [3, 300, 900],
+            ],
+          },
+        ],
+        lines: [
+          {
+            name: 'median',
+            color: '#f00',
+            points: [
+              [2, 200],
+              [3, 600],
+            ],
+            pointLabel: (_x, y) => `${y} ms`,
+          },
+        ],
         rules: [{ y: 1_000, label: 'limit', color: '#555' }],
       },
     ],
@@ -38,7 +57,17 @@ describe('renderFigure', () => {
   });
 
   test('says what it shows: title, subtitle, axis labels, legend, rule and point labels, notes', () => {
-    for (const words of ['Attempts &#60;over&#62; time', 'what &#38; why', '>attempt<', '>offset<', '>spread<', '>median<', '>limit<', '>600 ms<', '>seeded<']) {
+    for (const words of [
+      'Attempts &#60;over&#62; time',
+      'what &#38; why',
+      '>attempt<',
+      '>offset<',
+      '>spread<',
+      '>median<',
+      '>limit<',
+      '>600 ms<',
+      '>seeded<',
+    ]) {
       expect(svg).toContain(words);
     }
   });

@@ -34,9 +34,12 @@ describe('targetOrigin: where a connection to the URL goes, in one spelling', ()
 describe('bindingAllows: scheme, host (case-insensitive) and port (default filled in) must all match', () => {
   const binding = parseBinding(['mqtts://Hub.Example.com', 'mqtt://10.0.0.5:1884'], MQTT_CREDENTIAL);
 
-  test.each(['mqtts://hub.example.com:8883', 'mqtts://HUB.EXAMPLE.COM', 'mqtts://hub.example.com:8883/', 'mqtt://10.0.0.5:1884'])('%s may receive it', (url) => {
-    expect(bindingAllows(binding, url, ports)).toBe(true);
-  });
+  test.each(['mqtts://hub.example.com:8883', 'mqtts://HUB.EXAMPLE.COM', 'mqtts://hub.example.com:8883/', 'mqtt://10.0.0.5:1884'])(
+    '%s may receive it',
+    (url) => {
+      expect(bindingAllows(binding, url, ports)).toBe(true);
+    },
+  );
 
   test.each([
     ['another host', 'mqtts://attacker.example:8883'],
@@ -55,13 +58,17 @@ describe('bindingAllows: scheme, host (case-insensitive) and port (default fille
 
 describe('parseBinding: the configured list, checked at start', () => {
   test('is required, and not empty', () => {
-    expect(() => parseBinding(undefined, MQTT_CREDENTIAL)).toThrow('"brokers" is required: the brokers this MQTT credential may be sent to, e.g. "brokers": ["mqtts://hub.example.com:8883"]');
+    expect(() => parseBinding(undefined, MQTT_CREDENTIAL)).toThrow(
+      '"brokers" is required: the brokers this MQTT credential may be sent to, e.g. "brokers": ["mqtts://hub.example.com:8883"]',
+    );
     expect(() => parseBinding([], MQTT_CREDENTIAL)).toThrow('"brokers" is required');
     expect(() => parseBinding('mqtt://hub', MQTT_CREDENTIAL)).toThrow('"brokers" must be a list of URLs');
   });
 
   test('each entry is a broker alone; a password in one is never repeated', () => {
-    expect(() => parseBinding(['mqtt://hub:1883', 'mqtt://hub:1883/path', 42, 'mqtt://u:hunter2@hub', 'ftp://hub', 'mqtt://hub?x=1'], MQTT_CREDENTIAL)).toThrow(
+    expect(() =>
+      parseBinding(['mqtt://hub:1883', 'mqtt://hub:1883/path', 42, 'mqtt://u:hunter2@hub', 'ftp://hub', 'mqtt://hub?x=1'], MQTT_CREDENTIAL),
+    ).toThrow(
       '"brokers": entry 2 ("mqtt://hub:1883/path"): must be scheme://host[:port] alone, without a path, query or fragment; ' +
         'entry 3: must be a URL or { url, ca?, caFile?, servername? }; entry 4: must not carry a user name or password; entry 5 ("ftp://hub"): scheme ftp is not one of mqtt, mqtts; ' +
         'entry 6 ("mqtt://hub?x=1"): must be scheme://host[:port] alone, without a path, query or fragment',
@@ -72,28 +79,48 @@ describe('parseBinding: the configured list, checked at start', () => {
   test("an mqtts broker's entry may carry the TLS trust for it: a CA (inline or a file read at each connect) and a server name", () => {
     const caFile = path.join(mkdtempSync(path.join(tmpdir(), 'redeliver-ca-')), 'ca.pem');
     writeFileSync(caFile, PEM);
-    const bound = parseBinding(['mqtt://hub:1884', { url: 'mqtts://Hub:8883', ca: PEM, servername: 'hub.internal' }, { url: 'mqtts://10.0.0.5', caFile }, { url: 'mqtts://plain' }], MQTT_CREDENTIAL);
+    const bound = parseBinding(
+      [
+        'mqtt://hub:1884',
+        { url: 'mqtts://Hub:8883', ca: PEM, servername: 'hub.internal' },
+        { url: 'mqtts://10.0.0.5', caFile },
+        { url: 'mqtts://plain' },
+      ],
+      MQTT_CREDENTIAL,
+    );
     expect(bound).toEqual([
       { origin: 'mqtt://hub:1884' },
       { origin: 'mqtts://hub:8883', options: { ca: PEM, servername: 'hub.internal' } },
       { origin: 'mqtts://10.0.0.5:8883', options: { ca: PEM } },
       { origin: 'mqtts://plain:8883', options: {} },
     ]);
-    const released = releaseSecret(MQTT_CREDENTIAL, 'hub', 'mqtts://hub', () => ({ password: 'p', brokers: [{ url: 'mqtts://hub', ca: PEM }] }));
+    const released = releaseSecret(MQTT_CREDENTIAL, 'hub', 'mqtts://hub', () => ({
+      password: 'p',
+      brokers: [{ url: 'mqtts://hub', ca: PEM }],
+    }));
     expect(released).toEqual({ ok: true, secret: expect.objectContaining({ password: 'p' }), options: { ca: PEM } });
   });
 
   test('a bad TLS entry names its field, and the worker does not start with it', () => {
     const problems = (entry: object) => () => parseBinding([entry], MQTT_CREDENTIAL);
-    expect(problems({ url: 'mqtt://hub', ca: PEM })).toThrow('"brokers": entry 1 ("mqtt://hub"): ca, caFile and servername apply to mqtts:// brokers only');
+    expect(problems({ url: 'mqtt://hub', ca: PEM })).toThrow(
+      '"brokers": entry 1 ("mqtt://hub"): ca, caFile and servername apply to mqtts:// brokers only',
+    );
     expect(problems({ url: 'mqtts://hub', ca: PEM, caFile: '/etc/ca.pem' })).toThrow('give ca or caFile, not both');
     expect(problems({ url: 'mqtts://hub', ca: 'trust me' })).toThrow('ca must hold PEM certificates');
     expect(problems({ url: 'mqtts://hub', caFile: '/nonexistent/ca.pem' })).toThrow('caFile "/nonexistent/ca.pem" cannot be read: ENOENT');
     expect(problems({ url: 'mqtts://hub', servername: 'a b' })).toThrow('servername must be a host name');
     expect(problems({ url: 'mqtts://hub', cert: PEM })).toThrow('has unknown fields: cert (known: url, ca, caFile, servername)');
     expect(problems({ ca: PEM })).toThrow('entry 1: must be a URL or { url, ca?, caFile?, servername? }');
-    const env = { REDELIVER_MQTT_CREDENTIALS_HUB: JSON.stringify({ password: 'hunter2', brokers: [{ url: 'mqtts://hub', caFile: '/nonexistent/ca.pem' }] }) };
-    expect(credentialProblems(env)).toEqual([{ variable: 'REDELIVER_MQTT_CREDENTIALS_HUB', message: expect.stringContaining('caFile "/nonexistent/ca.pem" cannot be read') }]);
+    const env = {
+      REDELIVER_MQTT_CREDENTIALS_HUB: JSON.stringify({
+        password: 'hunter2',
+        brokers: [{ url: 'mqtts://hub', caFile: '/nonexistent/ca.pem' }],
+      }),
+    };
+    expect(credentialProblems(env)).toEqual([
+      { variable: 'REDELIVER_MQTT_CREDENTIALS_HUB', message: expect.stringContaining('caFile "/nonexistent/ca.pem" cannot be read') },
+    ]);
   });
 });
 
@@ -106,7 +133,9 @@ describe('releaseSecret: the one gate a secret resolved by name passes before an
     targetsOf: (s) => s.targets,
     sources: (name) => `SECRET_${name.toUpperCase()}`,
   };
-  const secrets: Record<string, { password: string; targets: readonly string[] }> = { app: { password: 'p', targets: ['https://ingest.example.com'] } };
+  const secrets: Record<string, { password: string; targets: readonly string[] }> = {
+    app: { password: 'p', targets: ['https://ingest.example.com'] },
+  };
   const resolve = (name: string) => secrets[name];
 
   test('a bound target gets the secret', () => {
@@ -117,7 +146,12 @@ describe('releaseSecret: the one gate a secret resolved by name passes before an
     const released = releaseSecret(KIND, 'app', 'https://attacker.example/hooks', resolve);
     expect(released).toEqual({
       ok: false,
-      outcome: { kind: 'unbound-secret', secret: 'signing secret "app"', target: 'https://attacker.example:443', hint: 'If it is trusted, add it to "targets" in SECRET_APP' },
+      outcome: {
+        kind: 'unbound-secret',
+        secret: 'signing secret "app"',
+        target: 'https://attacker.example:443',
+        hint: 'If it is trusted, add it to "targets" in SECRET_APP',
+      },
     });
     const c = classify((released as { outcome: Parameters<typeof classify>[0] }).outcome);
     expect(c).toMatchObject({ class: 'client', retryable: false, code: 'secret-not-bound' });
@@ -134,11 +168,20 @@ describe('releaseSecret: the one gate a secret resolved by name passes before an
     const broken = releaseSecret(KIND, 'app', 'https://ingest.example.com', () => {
       throw new Error('SECRET_APP: must be JSON');
     });
-    expect(broken).toEqual({ ok: false, outcome: { kind: 'invalid-target', message: 'the worker\'s signing secret "app" is misconfigured: SECRET_APP: must be JSON' } });
+    expect(broken).toEqual({
+      ok: false,
+      outcome: { kind: 'invalid-target', message: 'the worker\'s signing secret "app" is misconfigured: SECRET_APP: must be JSON' },
+    });
   });
 
   test('a binding the resolver hands over unchecked is checked here: a bad entry matches nothing', () => {
-    const released = releaseSecret(KIND, 'app', 'https://ingest.example.com', () => ({ password: 'p', targets: ['https://ingest.example.com/path'] }));
-    expect(released).toMatchObject({ ok: false, outcome: { kind: 'invalid-target', message: expect.stringContaining('"targets": entry 1') } });
+    const released = releaseSecret(KIND, 'app', 'https://ingest.example.com', () => ({
+      password: 'p',
+      targets: ['https://ingest.example.com/path'],
+    }));
+    expect(released).toMatchObject({
+      ok: false,
+      outcome: { kind: 'invalid-target', message: expect.stringContaining('"targets": entry 1') },
+    });
   });
 });

@@ -10,13 +10,16 @@ describe('EventQueue', () => {
     times.forEach((t, i) => q.push(t, `${t}:${i}`));
     const out: string[] = [];
     for (let e = q.pop(); e; e = q.pop()) out.push(e.event);
-    const expected = times.map((t, i) => ({ t, i })).sort((a, b) => a.t - b.t || a.i - b.i).map(({ t, i }) => `${t}:${i}`);
+    const expected = times
+      .map((t, i) => ({ t, i }))
+      .sort((a, b) => a.t - b.t || a.i - b.i)
+      .map(({ t, i }) => `${t}:${i}`);
     expect(out).toEqual(expected);
     expect(q.size).toBe(0);
   });
 });
 
-describe('the article\'s backoff formulas, on redeliver\'s engine', () => {
+describe("the article's backoff formulas, on redeliver's engine", () => {
   const random = seededRandom(3);
 
   test('exponential: min(cap, base × 2^n) after n failures', () => {
@@ -43,12 +46,18 @@ describe('runContention', () => {
   const fixedNetwork = { networkMeanMs: 10, networkSdMs: 0 };
 
   test('one client: read, reply, write, reply — one call, four network trips', () => {
-    expect(runContention({ clients: 1, backoff: backoffOf('full', 5, 2_000), random: seededRandom(1), ...fixedNetwork })).toEqual({ calls: 1, completionMs: 40 });
+    expect(runContention({ clients: 1, backoff: backoffOf('full', 5, 2_000), random: seededRandom(1), ...fixedNetwork })).toEqual({
+      calls: 1,
+      completionMs: 40,
+    });
   });
 
   test('two clients without backoff: one write loses, is read again and retried', () => {
     // both read version 0 at 10 ms and write at 30 ms; the second write fails, its client reads again at 50 ms
-    expect(runContention({ clients: 2, backoff: backoffOf('no-backoff', 5, 2_000), random: seededRandom(1), ...fixedNetwork })).toEqual({ calls: 3, completionMs: 80 });
+    expect(runContention({ clients: 2, backoff: backoffOf('no-backoff', 5, 2_000), random: seededRandom(1), ...fixedNetwork })).toEqual({
+      calls: 3,
+      completionMs: 80,
+    });
   });
 
   test('every client gets its write in: at least one call each, and the same seed gives the same run', () => {
@@ -62,7 +71,7 @@ describe('runContention', () => {
 });
 
 describe('runExperiment', () => {
-  test('a strategy\'s numbers do not depend on which others ran with it', () => {
+  test("a strategy's numbers do not depend on which others ran with it", () => {
     const all = runExperiment({ clients: 20, runs: 10, strategies: STRATEGIES, seed: 4 });
     const alone = runExperiment({ clients: 20, runs: 10, strategies: ['equal'], seed: 4 });
     expect(alone).toEqual([all.find((r) => r.strategy === 'equal')]);

@@ -1,6 +1,6 @@
 import type { SearchAttributePair } from '@temporalio/common';
-import { validateDelivery } from '../../src/delivery/validate';
-import { validateSubscription } from '../../src/subscription/validate';
+import { validateDelivery } from '../../src/validation/delivery';
+import { validateSubscription } from '../../src/validation/subscription';
 import { SEARCH_ATTRIBUTES } from '../../src/workflows/definitions';
 import { deliveryStartOptions, endpointStartOptions, subscriptionStartOptions } from '../../src/workflows/start-options';
 

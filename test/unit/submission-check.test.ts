@@ -4,7 +4,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { submissionCheck, SUBMISSION_UNCHECKED } from '../../src/activities/submission-check';
 import { createRetryActivities, type RetryEnd, type RetryProgress } from '../../src/activities/retry';
 import type { AttemptResult } from '../../src/activities/deliver';
-import { validateDelivery } from '../../src/delivery/validate';
+import { validateDelivery } from '../../src/validation/delivery';
 import { AesGcmPayloadCodec } from '../../src/encryption/codec';
 import { parseKeyRing } from '../../src/encryption/keys';
 
@@ -14,13 +14,14 @@ const unreachable = {
   options: { loadedDataConverter: { payloadCodecs: [new AesGcmPayloadCodec(keys)] } },
   workflowService: { getWorkflowExecutionHistory: () => Promise.reject(new Error('14 UNAVAILABLE: no connection')) },
 } as unknown as Client;
-const mock = () => new MockActivityEnvironment(undefined, { logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
+const mock = () =>
+  new MockActivityEnvironment(undefined, { logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
 
 test('a check that cannot read the history fails closed: a retryable failure that sent nothing', async () => {
   const check = submissionCheck(unreachable)!;
   const refused = await mock().run(check);
   expect(refused).toMatchObject({ class: 'server', retryable: true, code: SUBMISSION_UNCHECKED });
-  expect(refused!.reason).toMatch(/nothing was sent/);
+  expect((refused as { reason: string }).reason).toMatch(/nothing was sent/);
 });
 
 describe('the retrying activity checks again before sending after an unchecked first attempt', () => {
@@ -50,7 +51,12 @@ describe('the retrying activity checks again before sending after an unchecked f
         return Promise.resolve(checked);
       },
     });
-    const end = (await mock().run(retryDelivery, { delivery, progress: progress(code), agedFrom: Date.now() - 1_000, searchedClass: 'server' })) as RetryEnd;
+    const end = (await mock().run(retryDelivery, {
+      delivery,
+      progress: progress(code),
+      agedFrom: Date.now() - 1_000,
+      searchedClass: 'server' as const,
+    })) as RetryEnd;
     return { end, sent, checks: checks.length };
   };
 

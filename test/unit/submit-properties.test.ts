@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import { Agent } from 'undici';
 import { httpRequestOf, mqttPublishOf } from '../../src/activities/deliver';
 import { classify } from '../../src/classify';
-import { defaultMaxDeliveryBytes, validateDelivery } from '../../src/delivery/validate';
-import { storedBytes } from '../../src/delivery/limits';
+import { defaultMaxDeliveryBytes, validateDelivery } from '../../src/validation/delivery';
+import { storedBytes } from '../../src/validation/limits';
 import { deliveryDetails, deliverySummary } from '../../src/delivery/summary';
 import { isMqttTarget, type Delivery } from '../../src/delivery/types';
 import { InvalidInputError } from '../../src/errors';
@@ -44,9 +44,17 @@ const host = fc.oneof(
   fc.constantFrom('', 'localhost', 'exa mple.com', 'ex\u0000.com', 'é.example', 'user:pw@h.example', '@h.example'),
   fc.constantFrom('h.example:0', 'h.example:65536', 'h.example:8080'),
 );
-const path = fc.oneof(fc.constant(''), fc.webPath(), junk.map((s) => `/${s}`), fc.constant('/{tenant}/{device}/{requestId}?s={status}'));
+const path = fc.oneof(
+  fc.constant(''),
+  fc.webPath(),
+  junk.map((s) => `/${s}`),
+  fc.constant('/{tenant}/{device}/{requestId}?s={status}'),
+);
 const scheme = fc.constantFrom('http', 'https', 'HTTPS', 'mqtt', 'mqtts', 'ftp', 'javascript');
-const oddUrl = fc.oneof(fc.tuple(scheme, fc.constantFrom('://', ':///', ':/', ':', ':\\\\'), host, path).map((parts) => parts.join('')), junk);
+const oddUrl = fc.oneof(
+  fc.tuple(scheme, fc.constantFrom('://', ':///', ':/', ':', ':\\\\'), host, path).map((parts) => parts.join('')),
+  junk,
+);
 const httpUrl = mostly(fc.webUrl({ validSchemes: ['http', 'https'], withQueryParameters: true, withFragments: true }), oddUrl);
 const tokenName = fc.stringMatching(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,20}$/);
 const reservedName = fc.mixedCase(
@@ -114,9 +122,15 @@ const qos = mostly(fc.constantFrom(0, 1), anything);
 const input = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('telemetry'), qos, ...common }, { requiredKeys: [...REQUIRED] }) },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('event'), ...common }, { requiredKeys: [...REQUIRED] }) },
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('command-response'), command, ...common }, { requiredKeys: [...REQUIRED, 'command'] }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({ kind: fc.constant('command-response'), command, ...common }, { requiredKeys: [...REQUIRED, 'command'] }),
+  },
   // nothing in its place: unknown kinds, fields that do not apply, unknown fields, no object at all
-  { weight: 1, arbitrary: fc.record({ kind: anything, qos: anything, command: anything, colour: anything, ...common }, { requiredKeys: [] }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: anything, qos: anything, command: anything, colour: anything, ...common }, { requiredKeys: [] }),
+  },
   { weight: 1, arbitrary: anything },
 );
 

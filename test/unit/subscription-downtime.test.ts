@@ -17,7 +17,9 @@ describe('downtime, as the guide defines it', () => {
       thresholdMs: 60_000,
       since: new Date(s(0)).toISOString(),
       totalMs: 61_000,
-      periods: [{ from: new Date(s(300)).toISOString(), to: new Date(s(361)).toISOString(), durationMs: 61_000, reason: 'broker shutting down' }],
+      periods: [
+        { from: new Date(s(300)).toISOString(), to: new Date(s(361)).toISOString(), durationMs: 61_000, reason: 'broker shutting down' },
+      ],
       current: null,
       outages: 2,
     });
@@ -26,7 +28,10 @@ describe('downtime, as the guide defines it', () => {
   test('the spell going on counts once it passes the threshold', () => {
     let l = markUp(openLedger(60_000, s(0)), s(1));
     l = markDown(l, s(10), 'connection lost');
-    expect(downtimeReport(l, s(70))).toMatchObject({ totalMs: 0, current: { durationMs: 60_000, countsAsDowntime: false, reason: 'connection lost' } });
+    expect(downtimeReport(l, s(70))).toMatchObject({
+      totalMs: 0,
+      current: { durationMs: 60_000, countsAsDowntime: false, reason: 'connection lost' },
+    });
     expect(downtimeReport(l, s(71))).toMatchObject({ totalMs: 61_000, current: { durationMs: 61_000, countsAsDowntime: true } });
   });
 

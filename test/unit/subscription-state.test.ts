@@ -1,8 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { AttemptFailureDetails, HandOff, HoldFailureDetails } from '../../src/activities';
 import type { ReceivedCommand } from '../../src/subscription/types';
-import { validateSubscription } from '../../src/subscription/validate';
-import { validateDelivery } from '../../src/delivery/validate';
+import { validateSubscription } from '../../src/validation/subscription';
+import { validateDelivery } from '../../src/validation/delivery';
 import { SubscriptionTracker, type CarriedSubscription } from '../../src/workflows/subscription-state';
 
 // A command subscription's state and decisions without a server: the workflow runs them

@@ -18,7 +18,15 @@ import {
 } from '../../src/workflows/definitions';
 import type { deliveryWorkflow } from '../../src/workflows/delivery';
 import { runsOf } from '../support/histories';
-import { ACCEPTED, BAD_REQUEST, ScriptedDeliveries, TOO_MANY, UNAVAILABLE, type DeliveryScript, type RetryStep } from '../support/stub-activities';
+import {
+  ACCEPTED,
+  BAD_REQUEST,
+  ScriptedDeliveries,
+  TOO_MANY,
+  UNAVAILABLE,
+  type DeliveryScript,
+  type RetryStep,
+} from '../support/stub-activities';
 import { useStubbedWorker } from '../support/stubbed-worker';
 import { waitFor } from '../support/wait';
 
@@ -48,7 +56,12 @@ async function submit(script: DeliveryScript, input: Partial<DeliveryInput> = {}
 
 const status = (handle: Handle) => handle.query(statusQuery);
 const waitForState = (handle: Handle, state: DeliveryStatus['state']) =>
-  waitFor(() => status(handle), (s) => s.state === state, 15_000, `state ${state}`);
+  waitFor(
+    () => status(handle),
+    (s) => s.state === state,
+    15_000,
+    `state ${state}`,
+  );
 
 /** What the UI's list shows of the delivery: its search attributes. */
 async function listed(handle: Handle) {
@@ -239,7 +252,12 @@ describe('continue-as-new', () => {
     const firstRun = (await handle.describe()).runId;
     await handle.executeUpdate(pauseUpdate, { args: ['firmware rollout'] });
 
-    const paused = await waitFor(() => handle.describe(), (d) => d.runId !== firstRun, 15_000, 'a new run');
+    const paused = await waitFor(
+      () => handle.describe(),
+      (d) => d.runId !== firstRun,
+      15_000,
+      'a new run',
+    );
     expect(paused.typedSearchAttributes.get(DeliveryState)).toBe('paused');
     expect(await status(handle)).toMatchObject({ state: 'paused', attempts: 4, pause: { reason: 'firmware rollout' } });
 

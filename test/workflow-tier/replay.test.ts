@@ -20,7 +20,20 @@ beforeAll(() => quietRuntime());
 test('every recorded history replays on the current workflow code', async () => {
   // a fixture for every path a delivery can take: with retries as activity retries (now), and as they were
   // recorded before, a timer and an activity per retry (deliveries in flight when the worker was upgraded)
-  const paths = ['delivered-at-once', 'delivered-after-retries', 'delivered-after-retry-after', 'rejected', 'dropped', 'exhausted', 'expired', 'cancelled', 'retry-now', 'paused-resumed', 'continued-as-new-first-run', 'continued-as-new-last-run'];
+  const paths = [
+    'delivered-at-once',
+    'delivered-after-retries',
+    'delivered-after-retry-after',
+    'rejected',
+    'dropped',
+    'exhausted',
+    'expired',
+    'cancelled',
+    'retry-now',
+    'paused-resumed',
+    'continued-as-new-first-run',
+    'continued-as-new-last-run',
+  ];
   for (const path of paths) {
     expect(histories.map((h) => h.workflowId)).toContain(`deliveryWorkflow_${path}.json`);
     expect(histories.map((h) => h.workflowId)).toContain(`deliveryWorkflow_timers-${path}.json`);
@@ -34,7 +47,14 @@ test('every recorded history replays on the current workflow code', async () => 
   expect(histories.map((h) => h.workflowId)).toContain('deliveryWorkflow_class-changed.json');
   expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_reports.json');
   // MQTT: a delivery over MQTT (a command's response), refused and unknown-credential attempts, command subscriptions
-  for (const file of ['deliveryWorkflow_mqtt-delivered', 'deliveryWorkflow_timers-mqtt-delivered', 'deliveryWorkflow_mqtt-dropped', 'deliveryWorkflow_mqtt-rejected', 'commandSubscriptionWorkflow_commands', 'commandSubscriptionWorkflow_broker-away']) {
+  for (const file of [
+    'deliveryWorkflow_mqtt-delivered',
+    'deliveryWorkflow_timers-mqtt-delivered',
+    'deliveryWorkflow_mqtt-dropped',
+    'deliveryWorkflow_mqtt-rejected',
+    'commandSubscriptionWorkflow_commands',
+    'commandSubscriptionWorkflow_broker-away',
+  ]) {
     expect(histories.map((h) => h.workflowId)).toContain(`${file}.json`);
   }
   const results = await replayAll({ codePath: process.env.REDELIVER_TEST_BUNDLE! });

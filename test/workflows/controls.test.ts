@@ -9,7 +9,13 @@ import { waitFor } from '../support/wait';
 const env = useHarnessAndEndpoint();
 
 const delivery = (path: string, policy: DeliveryInput['policy']): DeliveryInput => ({
-  kind: 'event', tenant: 'acme', device: `ctl-${randomUUID().slice(0, 8)}`, messageId: randomUUID(), payload: { n: 1 }, target: `${env.endpoint.url}${path}`, policy,
+  kind: 'event',
+  tenant: 'acme',
+  device: `ctl-${randomUUID().slice(0, 8)}`,
+  messageId: randomUUID(),
+  payload: { n: 1 },
+  target: `${env.endpoint.url}${path}`,
+  policy,
 });
 const requestsOf = (messageId: string | undefined) => env.endpoint.received.filter((r) => r.messageId === messageId);
 const visible = async (query: string) => {
@@ -21,7 +27,12 @@ const visible = async (query: string) => {
 test('retry now ends a long wait: the next attempt starts at once', async () => {
   const input = delivery('/retry-now?fail=1&status=503', { jitter: 'none', initial: '10m', min: '10m', max: '10m' });
   const handle = await env.h.redeliver.submit(input);
-  const waiting = await waitFor(() => handle.status(), (s) => s.state === 'waiting', 10_000, 'the first wait');
+  const waiting = await waitFor(
+    () => handle.status(),
+    (s) => s.state === 'waiting',
+    10_000,
+    'the first wait',
+  );
   expect(Date.parse(waiting.nextAttemptAt!) - Date.now()).toBeGreaterThan(9 * 60_000);
   expect(waiting.summary).toMatch(/^waiting 10 min after HTTP 503 — attempt 2 next/);
 
@@ -37,15 +48,30 @@ test('pause stops attempts (state and search attribute say so); resume goes on',
   const input = delivery('/paused', { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' });
   env.endpoint.setDown('/paused', true);
   const handle = await env.h.redeliver.submit(input);
-  await waitFor(() => handle.status(), (s) => s.attempts >= 2, 10_000, 'two attempts');
+  await waitFor(
+    () => handle.status(),
+    (s) => s.attempts >= 2,
+    10_000,
+    'two attempts',
+  );
 
   const paused = await handle.pause('endpoint maintenance');
   expect(paused.pause?.reason).toBe('endpoint maintenance');
   await expect(handle.retryNow()).rejects.toThrow(/paused: resume it first/);
   await expect(handle.pause()).rejects.toThrow(DeliveryControlError);
-  const status = await waitFor(() => handle.status(), (s) => s.state === 'paused', 10_000, 'paused');
+  const status = await waitFor(
+    () => handle.status(),
+    (s) => s.state === 'paused',
+    10_000,
+    'paused',
+  );
   expect(status.nextAttemptAt).toBeNull();
-  await waitFor(() => visible(`WorkflowId = '${handle.deliveryId}' AND DeliveryState = 'paused'`), (n) => n === 1, 10_000, 'DeliveryState = paused');
+  await waitFor(
+    () => visible(`WorkflowId = '${handle.deliveryId}' AND DeliveryState = 'paused'`),
+    (n) => n === 1,
+    10_000,
+    'DeliveryState = paused',
+  );
 
   // a window in which an unpaused delivery would have made about 5 attempts
   const before = requestsOf(input.messageId).length;
@@ -61,11 +87,21 @@ test('pause stops attempts (state and search attribute say so); resume goes on',
 test('cancel ends a waiting delivery as cancelled, and the UI shows it Cancelled', async () => {
   const input = delivery('/cancel?fail=99&status=500', { jitter: 'none', initial: '10m', min: '10m', max: '10m' });
   const handle = await env.h.redeliver.submit(input);
-  await waitFor(() => handle.status(), (s) => s.state === 'waiting', 10_000, 'the first wait');
+  await waitFor(
+    () => handle.status(),
+    (s) => s.state === 'waiting',
+    10_000,
+    'the first wait',
+  );
   await handle.cancel();
   expect(await handle.result()).toMatchObject({ outcome: 'cancelled', attempts: 1 });
   expect((await handle.workflow.describe()).status.name).toBe('CANCELLED');
-  await waitFor(() => visible(`WorkflowId = '${handle.deliveryId}' AND DeliveryState = 'cancelled'`), (n) => n === 1, 10_000, 'DeliveryState = cancelled');
+  await waitFor(
+    () => visible(`WorkflowId = '${handle.deliveryId}' AND DeliveryState = 'cancelled'`),
+    (n) => n === 1,
+    10_000,
+    'DeliveryState = cancelled',
+  );
 });
 
 test('controls on a finished delivery say it has ended', async () => {
@@ -79,7 +115,12 @@ test('controls on a finished delivery say it has ended', async () => {
 test('each refusal has a kind a caller can branch on, and is a RedeliverError', async () => {
   const waitLong = { jitter: 'none', initial: '10m', min: '10m', max: '10m' } as const;
   const handle = await env.h.redeliver.submit(delivery('/kinds?fail=99&status=503', waitLong));
-  await waitFor(() => handle.status(), (s) => s.state === 'waiting', 10_000, 'the first wait');
+  await waitFor(
+    () => handle.status(),
+    (s) => s.state === 'waiting',
+    10_000,
+    'the first wait',
+  );
   const kindOf = (control: Promise<unknown>) =>
     control.then(
       () => 'accepted',
@@ -129,8 +170,15 @@ describe('every control answers with the attempts the receiver saw', () => {
   // attempts 300 ms apart, retried by Temporal's server: the workflow's own count lags behind
   const failingUntil = (path: string, accept: () => boolean): DeliveryInput => {
     receiver.route(path, () => (accept() ? { status: 202 } : { status: 503 }));
-    return { kind: 'event', tenant: 'acme', device: `count-${randomUUID().slice(0, 8)}`, messageId: randomUUID(), payload: { n: 1 }, target: `${receiver.url}${path}`,
-      policy: { jitter: 'none', initial: '300ms', min: '300ms', max: '300ms' } };
+    return {
+      kind: 'event',
+      tenant: 'acme',
+      device: `count-${randomUUID().slice(0, 8)}`,
+      messageId: randomUUID(),
+      payload: { n: 1 },
+      target: `${receiver.url}${path}`,
+      policy: { jitter: 'none', initial: '300ms', min: '300ms', max: '300ms' },
+    };
   };
   const seen = (input: DeliveryInput) => receiver.of(input.messageId!).map((r) => r.attempt);
 
@@ -138,7 +186,12 @@ describe('every control answers with the attempts the receiver saw', () => {
     let accepting = false;
     const input = failingUntil('/counted', () => accepting);
     const handle = await env.h.redeliver.submit(input);
-    await waitFor(async () => seen(input).length, (n) => n >= 4, 15_000, 'four attempts');
+    await waitFor(
+      async () => seen(input).length,
+      (n) => n >= 4,
+      15_000,
+      'four attempts',
+    );
 
     const paused = await handle.pause('count');
     // the pause answers once the retrying has stopped: an attempt in flight then has finished, and no other comes
@@ -147,10 +200,20 @@ describe('every control answers with the attempts the receiver saw', () => {
     const resumed = await handle.resume();
     expect(resumed.attempts).toBe(paused.attempts);
 
-    await waitFor(async () => seen(input).length, (n) => n >= paused.attempts + 3, 15_000, 'three more attempts');
+    await waitFor(
+      async () => seen(input).length,
+      (n) => n >= paused.attempts + 3,
+      15_000,
+      'three more attempts',
+    );
     const retried = await handle.retryNow();
     // what retry now answers is what was sent: the next attempt the receiver sees is the one after it
-    await waitFor(async () => seen(input).length, (n) => n > retried.attempts, 15_000, 'the attempt retry now asked for');
+    await waitFor(
+      async () => seen(input).length,
+      (n) => n > retried.attempts,
+      15_000,
+      'the attempt retry now asked for',
+    );
     expect(seen(input).slice(0, retried.attempts + 1)).toEqual(Array.from({ length: retried.attempts + 1 }, (_, i) => i + 1));
 
     accepting = true;
@@ -161,7 +224,12 @@ describe('every control answers with the attempts the receiver saw', () => {
   test('cancel, and the result of the cancelled delivery', async () => {
     const input = failingUntil('/counted-cancel', () => false);
     const handle = await env.h.redeliver.submit(input);
-    await waitFor(async () => seen(input).length, (n) => n >= 4, 15_000, 'four attempts');
+    await waitFor(
+      async () => seen(input).length,
+      (n) => n >= 4,
+      15_000,
+      'four attempts',
+    );
     const cancelled = await handle.cancel();
     expect(await handle.result()).toMatchObject({ outcome: 'cancelled', attempts: seen(input).length });
     expect(cancelled).toMatchObject({ state: 'cancelled', attempts: seen(input).length });
@@ -174,9 +242,17 @@ test('a cancel that comes while an attempt is in flight: the attempt ends it del
   try {
     // the first attempt fails (Temporal retries the rest), the second takes 3 s and is accepted
     receiver.route('/slow-ok', (req) => (req.attempt === 1 ? { status: 503 } : { status: 202, delayMs: 3_000 }));
-    const input: DeliveryInput = { ...delivery('/slow-ok', { jitter: 'none', initial: '300ms', min: '300ms', max: '300ms' }), target: `${receiver.url}/slow-ok` };
+    const input: DeliveryInput = {
+      ...delivery('/slow-ok', { jitter: 'none', initial: '300ms', min: '300ms', max: '300ms' }),
+      target: `${receiver.url}/slow-ok`,
+    };
     const handle = await env.h.redeliver.submit(input);
-    await waitFor(async () => receiver.of(input.messageId!).length, (n) => n >= 2, 15_000, 'the second attempt');
+    await waitFor(
+      async () => receiver.of(input.messageId!).length,
+      (n) => n >= 2,
+      15_000,
+      'the second attempt',
+    );
     const status = await handle.cancel();
     expect(status).toMatchObject({ state: 'delivered', attempts: 2 });
     expect(await handle.result()).toMatchObject({ outcome: 'delivered', attempts: 2 });

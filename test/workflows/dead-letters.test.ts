@@ -21,29 +21,64 @@ test('dead letters are listed by filter and shown with their message and last er
   const base = { tenant, payload: { v: 1 } };
   const inputs: DeliveryInput[] = [
     { ...base, kind: 'event', device: 'd1', messageId: 'rejected', target: `${env.endpoint.url}/dl?fail=9&status=403` },
-    { ...base, kind: 'event', device: 'd2', messageId: 'exhausted', target: `${env.endpoint.url}/dl?fail=9&status=500`, policy: { maxAttempts: 2 } },
+    {
+      ...base,
+      kind: 'event',
+      device: 'd2',
+      messageId: 'exhausted',
+      target: `${env.endpoint.url}/dl?fail=9&status=500`,
+      policy: { maxAttempts: 2 },
+    },
     { ...base, kind: 'telemetry', qos: 0, device: 'd3', messageId: 'dropped', target: `${env.endpoint.url}/dl?fail=9&status=503` },
     { ...base, kind: 'event', device: 'd4', messageId: 'delivered', target: `${env.endpoint.url}/dl` },
   ];
   const handles = await env.h.redeliver.submitMany(inputs);
   await Promise.all(handles.map((x) => x.result()));
 
-  const all = await waitFor(() => collect(env.h.redeliver.deadLetters({ tenant })), (rows) => rows.length === 3, 10_000, 'three dead letters');
+  const all = await waitFor(
+    () => collect(env.h.redeliver.deadLetters({ tenant })),
+    (rows) => rows.length === 3,
+    10_000,
+    'three dead letters',
+  );
   expect(all.map((r) => r.state).sort()).toEqual(['dropped', 'exhausted', 'rejected']);
   expect((await collect(env.h.redeliver.deadLetters({ tenant, errorClass: 'client' }))).map((r) => r.device)).toEqual(['d1']);
   expect((await collect(env.h.redeliver.deadLetters({ tenant, kind: 'telemetry' }))).map((r) => r.device)).toEqual(['d3']);
-  expect(await collect(env.h.redeliver.deadLetters({ tenant, endpoint: new URL(env.endpoint.url).host, state: 'exhausted' }))).toHaveLength(1);
+  expect(await collect(env.h.redeliver.deadLetters({ tenant, endpoint: new URL(env.endpoint.url).host, state: 'exhausted' }))).toHaveLength(
+    1,
+  );
   expect(await collect(env.h.redeliver.deadLetters({ tenant, since: new Date(Date.now() + 60_000) }))).toHaveLength(0);
 
-  const shown = await runCli(['dead-letters', 'show', handles[1]!.deliveryId, '--json', '--address', testAddress(), '--task-queue', env.h.taskQueue]);
+  const shown = await runCli([
+    'dead-letters',
+    'show',
+    handles[1]!.deliveryId,
+    '--json',
+    '--address',
+    testAddress(),
+    '--task-queue',
+    env.h.taskQueue,
+  ]);
   expect(shown.code).toBe(0);
   const letter = JSON.parse(shown.stdout);
-  expect(letter).toMatchObject({ outcome: 'exhausted', attempts: 2, lastError: { class: 'server', code: 'http-500' }, message: { body: '{"v":1}', tenant, device: 'd2' } });
+  expect(letter).toMatchObject({
+    outcome: 'exhausted',
+    attempts: 2,
+    lastError: { class: 'server', code: 'http-500' },
+    message: { body: '{"v":1}', tenant, device: 'd2' },
+  });
   expect(Date.parse(letter.lastAttemptAt)).toBeGreaterThanOrEqual(Date.parse(letter.firstAttemptAt));
 });
 
 test('redrive starts a new run of the same delivery id, which delivers the kept message', async () => {
-  const input: DeliveryInput = { kind: 'event', tenant: tenantOf(), device: 'd', messageId: randomUUID(), payload: 'hello', target: `${env.endpoint.url}/redrive?fail=1&status=400` };
+  const input: DeliveryInput = {
+    kind: 'event',
+    tenant: tenantOf(),
+    device: 'd',
+    messageId: randomUUID(),
+    payload: 'hello',
+    target: `${env.endpoint.url}/redrive?fail=1&status=400`,
+  };
   const first = await env.h.redeliver.submit(input);
   expect((await first.result()).outcome).toBe('rejected');
   const firstRun = (await first.workflow.describe()).runId;
@@ -54,7 +89,10 @@ test('redrive starts a new run of the same delivery id, which delivers the kept 
   const runs = await collect(env.h.client.workflow.list({ query: `WorkflowId = '${first.deliveryId}'` }));
   expect(runs).toHaveLength(2);
   expect((await again.workflow.describe()).memo).toMatchObject({ redriveOf: firstRun });
-  expect(env.endpoint.received.filter((r) => r.messageId === input.messageId).map((r) => [r.status, r.body])).toEqual([[400, 'hello'], [202, 'hello']]);
+  expect(env.endpoint.received.filter((r) => r.messageId === input.messageId).map((r) => [r.status, r.body])).toEqual([
+    [400, 'hello'],
+    [202, 'hello'],
+  ]);
 
   await expect(env.h.redeliver.redrive(first.deliveryId)).rejects.toThrow(/only dead letters can be redriven; this delivery is delivered/);
 });
@@ -62,27 +100,61 @@ test('redrive starts a new run of the same delivery id, which delivers the kept 
 test('bulk redrive of 1,000 dead letters from the CLI, with a progress bar', async () => {
   const tenant = tenantOf();
   const inputs: DeliveryInput[] = Array.from({ length: 1000 }, (_, i) => ({
-    kind: 'event', tenant, device: `d${i % 10}`, messageId: `m${i}`, payload: { i }, target: `${env.endpoint.url}/bulk?fail=1&status=422`,
+    kind: 'event',
+    tenant,
+    device: `d${i % 10}`,
+    messageId: `m${i}`,
+    payload: { i },
+    target: `${env.endpoint.url}/bulk?fail=1&status=422`,
   }));
   const handles = await env.h.redeliver.submitMany(inputs, undefined, 32);
   await Promise.all(handles.map((x) => x.result()));
-  await waitFor(() => env.h.redeliver.count({ tenant, state: 'rejected' }), (n) => n === 1000, 30_000, '1,000 dead letters');
+  await waitFor(
+    () => env.h.redeliver.count({ tenant, state: 'rejected' }),
+    (n) => n === 1000,
+    30_000,
+    '1,000 dead letters',
+  );
 
-  const run = await runCli(['redrive', '--all', '--tenant', tenant, '--concurrency', '32', '--address', testAddress(), '--task-queue', env.h.taskQueue]);
+  const run = await runCli([
+    'redrive',
+    '--all',
+    '--tenant',
+    tenant,
+    '--concurrency',
+    '32',
+    '--address',
+    testAddress(),
+    '--task-queue',
+    env.h.taskQueue,
+  ]);
   expect(run.stderr).toContain('redrive: 1000/1000');
   expect(run.stdout.trim()).toBe('redriven 1000, already redriven 0, failed 0');
   expect(run.code).toBe(0);
-  await waitFor(() => env.h.redeliver.count({ tenant, state: 'delivered' }), (n) => n === 1000, 60_000, '1,000 redriven deliveries delivered');
+  await waitFor(
+    () => env.h.redeliver.count({ tenant, state: 'delivered' }),
+    (n) => n === 1000,
+    60_000,
+    '1,000 redriven deliveries delivered',
+  );
   const delivered = new Set(env.endpoint.received.filter((r) => r.path === '/bulk' && r.status === 202).map((r) => r.messageId));
   expect(delivered.size).toBe(1000);
 }, 180_000);
 
 /** Runs of a delivery id (each redrive is one more), as visibility lists them. */
 const runsOf = async (deliveryId: string) => (await collect(env.h.client.workflow.list({ query: `WorkflowId = '${deliveryId}'` }))).length;
-const sentTo = (path: string, messageId: string) => env.endpoint.received.filter((r) => r.path === path && r.messageId === messageId).map((r) => r.status);
+const sentTo = (path: string, messageId: string) =>
+  env.endpoint.received.filter((r) => r.path === path && r.messageId === messageId).map((r) => r.status);
 
 test('a redrive held up until another redrive of the same dead letter has run and ended starts nothing', async () => {
-  const input: DeliveryInput = { kind: 'event', tenant: tenantOf(), device: 'd', messageId: randomUUID(), payload: 'once', target: `${env.endpoint.url}/race-one?fail=1&status=400` };
+  const input: DeliveryInput = {
+    kind: 'event',
+    tenant: tenantOf(),
+    device: 'd',
+    messageId: randomUUID(),
+    payload: 'once',
+    target: `${env.endpoint.url}/race-one?fail=1&status=400`,
+  };
   const letter = await env.h.redeliver.submit(input);
   expect((await letter.result()).outcome).toBe('rejected');
 
@@ -98,7 +170,9 @@ test('a redrive held up until another redrive of the same dead letter has run an
       return next(startInput);
     },
   };
-  const late = new Redeliver(new Client({ connection: env.h.client.connection, interceptors: { workflow: [held] } }), { taskQueue: env.h.taskQueue });
+  const late = new Redeliver(new Client({ connection: env.h.client.connection, interceptors: { workflow: [held] } }), {
+    taskQueue: env.h.taskQueue,
+  });
   const lateRedrive = late.redrive(letter.deliveryId);
   await atGate;
   const first = await env.h.redeliver.redrive(letter.deliveryId);
@@ -114,11 +188,21 @@ test('a redrive held up until another redrive of the same dead letter has run an
 test('concurrent bulk redrives: each dead letter is redriven once, and each call counts only what it did', async () => {
   const tenant = tenantOf();
   const inputs: DeliveryInput[] = Array.from({ length: 12 }, (_, i) => ({
-    kind: 'event', tenant, device: `d${i}`, messageId: `race-${randomUUID()}`, payload: { i }, target: `${env.endpoint.url}/race-all?fail=1&status=400`,
+    kind: 'event',
+    tenant,
+    device: `d${i}`,
+    messageId: `race-${randomUUID()}`,
+    payload: { i },
+    target: `${env.endpoint.url}/race-all?fail=1&status=400`,
   }));
   const letters = await env.h.redeliver.submitMany(inputs);
   await Promise.all(letters.map((x) => x.result()));
-  await waitFor(() => env.h.redeliver.count({ tenant, state: 'rejected' }), (n) => n === inputs.length, 15_000, 'the dead letters');
+  await waitFor(
+    () => env.h.redeliver.count({ tenant, state: 'rejected' }),
+    (n) => n === inputs.length,
+    15_000,
+    'the dead letters',
+  );
 
   const totals: number[] = [0, 0, 0];
   const outcomes = await Promise.all(
@@ -133,7 +217,12 @@ test('concurrent bulk redrives: each dead letter is redriven once, and each call
     expect(handled.length).toBe(totals[i]);
   }
 
-  await waitFor(() => env.h.redeliver.count({ tenant, state: 'delivered' }), (n) => n === inputs.length, 30_000, 'the redriven deliveries delivered');
+  await waitFor(
+    () => env.h.redeliver.count({ tenant, state: 'delivered' }),
+    (n) => n === inputs.length,
+    30_000,
+    'the redriven deliveries delivered',
+  );
   for (const [i, input] of inputs.entries()) {
     expect(sentTo('/race-all', input.messageId!)).toEqual([400, 202]);
     expect(await runsOf(letters[i]!.deliveryId)).toBe(2);
@@ -143,11 +232,21 @@ test('concurrent bulk redrives: each dead letter is redriven once, and each call
 test('`redrive --all` twice at once from the CLI: one new run per dead letter, and the printed counts add up', async () => {
   const tenant = tenantOf();
   const inputs: DeliveryInput[] = Array.from({ length: 20 }, (_, i) => ({
-    kind: 'event', tenant, device: `d${i}`, messageId: `cli-race-${randomUUID()}`, payload: { i }, target: `${env.endpoint.url}/race-cli?fail=1&status=400`,
+    kind: 'event',
+    tenant,
+    device: `d${i}`,
+    messageId: `cli-race-${randomUUID()}`,
+    payload: { i },
+    target: `${env.endpoint.url}/race-cli?fail=1&status=400`,
   }));
   const letters = await env.h.redeliver.submitMany(inputs);
   await Promise.all(letters.map((x) => x.result()));
-  await waitFor(() => env.h.redeliver.count({ tenant, state: 'rejected' }), (n) => n === inputs.length, 15_000, 'the dead letters');
+  await waitFor(
+    () => env.h.redeliver.count({ tenant, state: 'rejected' }),
+    (n) => n === inputs.length,
+    15_000,
+    'the dead letters',
+  );
 
   const args = ['redrive', '--all', '--tenant', tenant, '--concurrency', '4', '--address', testAddress(), '--task-queue', env.h.taskQueue];
   const runs = await Promise.all([runCli(args), runCli(args)]);
@@ -162,7 +261,12 @@ test('`redrive --all` twice at once from the CLI: one new run per dead letter, a
   }
   expect(created).toBe(inputs.length);
 
-  await waitFor(() => env.h.redeliver.count({ tenant, state: 'delivered' }), (n) => n === inputs.length, 30_000, 'the redriven deliveries delivered');
+  await waitFor(
+    () => env.h.redeliver.count({ tenant, state: 'delivered' }),
+    (n) => n === inputs.length,
+    30_000,
+    'the redriven deliveries delivered',
+  );
   for (const [i, input] of inputs.entries()) {
     expect(sentTo('/race-cli', input.messageId!)).toEqual([400, 202]);
     expect(await runsOf(letters[i]!.deliveryId)).toBe(2);

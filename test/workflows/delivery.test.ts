@@ -53,7 +53,12 @@ test('every attempt carries the message id, and telemetry its QoS-Level', async 
   expect((await handle.result()).outcome).toBe('delivered');
   const [seen] = env.endpoint.received.filter((r) => r.messageId === input.messageId);
   expect(seen?.body).toBe('{"t":21.5}');
-  expect(seen?.headers).toMatchObject({ 'message-id': input.messageId, 'qos-level': '1', 'delivery-attempt': '1', 'content-type': 'application/json' });
+  expect(seen?.headers).toMatchObject({
+    'message-id': input.messageId,
+    'qos-level': '1',
+    'delivery-attempt': '1',
+    'content-type': 'application/json',
+  });
 });
 
 test('duplicate submit returns the existing delivery: one workflow, one message', async () => {

@@ -1,4 +1,12 @@
-import { backoffWindow, defaultPolicy, nextDelay, seededRandom, type BackoffPolicy, type RetryDecision, type RetryState } from '../../../src/policy';
+import {
+  backoffWindow,
+  defaultPolicy,
+  nextDelay,
+  seededRandom,
+  type BackoffPolicy,
+  type RetryDecision,
+  type RetryState,
+} from '../../../src/policy';
 
 const DRAWS = 10_000;
 const policy = (over: Partial<BackoffPolicy> = {}): BackoffPolicy => ({ ...defaultPolicy('event'), maxAge: null, ...over });

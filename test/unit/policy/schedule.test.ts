@@ -1,5 +1,13 @@
-import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../../../src/delivery/validate';
-import { attemptTimeline, backoffDelay, defaultPolicy, JITTERS, previewSchedule, seededRandom, type BackoffPolicy } from '../../../src/policy';
+import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../../../src/validation/delivery';
+import {
+  attemptTimeline,
+  backoffDelay,
+  defaultPolicy,
+  JITTERS,
+  previewSchedule,
+  seededRandom,
+  type BackoffPolicy,
+} from '../../../src/policy';
 import { quantile } from '../../../src/policy/schedule';
 
 const THREE_MINUTES = 180_000;
@@ -46,7 +54,10 @@ describe('the reconnect guarantee: with the defaults, three attempts within the 
   });
 
   test.each(JITTERS)('holds for every jitter strategy with the other defaults (%s)', (jitter) => {
-    const { offsets } = attemptTimeline({ ...defaultPolicy('event'), jitter }, worst, { attempts: 3, attemptMs: DEFAULT_ATTEMPT_TIMEOUT_MS });
+    const { offsets } = attemptTimeline({ ...defaultPolicy('event'), jitter }, worst, {
+      attempts: 3,
+      attemptMs: DEFAULT_ATTEMPT_TIMEOUT_MS,
+    });
     expect(offsets[2]!).toBeLessThanOrEqual(THREE_MINUTES);
   });
 });

@@ -12,9 +12,21 @@ const only = (input: unknown, context?: PolicyContext) => {
 };
 
 describe('defaults per kind (docs/spec.md §2, §3)', () => {
-  test('the guide\'s values for every kind: full jitter, 200 ms initial and min, ×2, 300 s max', () => {
-    for (const [kind, qos] of [['telemetry', 1], ['event', 1], ['command-response', 1]] as const) {
-      expect(defaultPolicy(kind, qos)).toMatchObject({ jitter: 'full', initial: 200, multiplier: 2, min: 200, max: 300_000, maxAttempts: 0, deadline: null });
+  test("the guide's values for every kind: full jitter, 200 ms initial and min, ×2, 300 s max", () => {
+    for (const [kind, qos] of [
+      ['telemetry', 1],
+      ['event', 1],
+      ['command-response', 1],
+    ] as const) {
+      expect(defaultPolicy(kind, qos)).toMatchObject({
+        jitter: 'full',
+        initial: 200,
+        multiplier: 2,
+        min: 200,
+        max: 300_000,
+        maxAttempts: 0,
+        deadline: null,
+      });
     }
   });
 
@@ -30,7 +42,7 @@ describe('defaults per kind (docs/spec.md §2, §3)', () => {
     expect(validatePolicy()).toEqual(defaultPolicy('event'));
   });
 
-  test('a command response\'s deadline replaces its 5 min age bound', () => {
+  test("a command response's deadline replaces its 5 min age bound", () => {
     const deadline = new Date(NOW + 60_000).toISOString();
     expect(validatePolicy({ deadline }, { kind: 'command-response', now: NOW })).toMatchObject({ deadline: NOW + 60_000, maxAge: null });
     expect(validatePolicy({ deadline }, { kind: 'event', now: NOW }).maxAge).toBe(7 * 86_400_000);
@@ -39,7 +51,12 @@ describe('defaults per kind (docs/spec.md §2, §3)', () => {
 
 describe('accepted input', () => {
   test('durations as milliseconds or strings', () => {
-    expect(validatePolicy({ initial: '200ms', min: 0, max: '5m', maxAge: '7 days' }, ctx)).toMatchObject({ initial: 200, min: 0, max: 300_000, maxAge: 604_800_000 });
+    expect(validatePolicy({ initial: '200ms', min: 0, max: '5m', maxAge: '7 days' }, ctx)).toMatchObject({
+      initial: 200,
+      min: 0,
+      max: 300_000,
+      maxAge: 604_800_000,
+    });
     expect(validatePolicy({ initial: 250, max: '1.5h' }, ctx)).toMatchObject({ initial: 250, max: 5_400_000 });
   });
 
@@ -50,8 +67,26 @@ describe('accepted input', () => {
   });
 
   test('every field at once', () => {
-    const input: BackoffPolicyInput = { jitter: 'decorrelated', initial: '1s', multiplier: 3, min: '500ms', max: '1m', maxAttempts: 10, maxAge: '1h', deadline: NOW + 86_400_000 };
-    expect(validatePolicy(input, ctx)).toEqual({ jitter: 'decorrelated', initial: 1_000, multiplier: 3, min: 500, max: 60_000, maxAttempts: 10, maxAge: 3_600_000, deadline: NOW + 86_400_000 });
+    const input: BackoffPolicyInput = {
+      jitter: 'decorrelated',
+      initial: '1s',
+      multiplier: 3,
+      min: '500ms',
+      max: '1m',
+      maxAttempts: 10,
+      maxAge: '1h',
+      deadline: NOW + 86_400_000,
+    };
+    expect(validatePolicy(input, ctx)).toEqual({
+      jitter: 'decorrelated',
+      initial: 1_000,
+      multiplier: 3,
+      min: 500,
+      max: 60_000,
+      maxAttempts: 10,
+      maxAge: 3_600_000,
+      deadline: NOW + 86_400_000,
+    });
   });
 });
 
@@ -72,7 +107,12 @@ describe('every validation error names the field and the value', () => {
     ['multiplier that is no number', { multiplier: 'two' }, 'multiplier', /got "two"/],
     ['negative maxAttempts', { maxAttempts: -1 }, 'maxAttempts', /whole number ≥ 0.*got -1/],
     ['fractional maxAttempts', { maxAttempts: 2.5 }, 'maxAttempts', /got 2\.5/],
-    ['deadline in the past', { deadline: '2020-01-01T00:00:00Z' }, 'deadline', /in the past: got "2020-01-01T00:00:00Z", now is 2026-06-01/],
+    [
+      'deadline in the past',
+      { deadline: '2020-01-01T00:00:00Z' },
+      'deadline',
+      /in the past: got "2020-01-01T00:00:00Z", now is 2026-06-01/,
+    ],
     ['deadline now', { deadline: NOW }, 'deadline', /in the past/],
     ['deadline that is no date', { deadline: 'tomorrow' }, 'deadline', /must be a date .*got "tomorrow"/],
     // longer than a timer or a Date can hold would leave the delivery stuck (issue 15)
@@ -85,7 +125,10 @@ describe('every validation error names the field and the value', () => {
   });
 
   test('telemetry QoS 0 may not ask for retries', () => {
-    expect(only({ maxAttempts: 3 }, { kind: 'telemetry', qos: 0, now: NOW })).toMatchObject({ field: 'maxAttempts', message: expect.stringMatching(/QoS 0.*got 3/) });
+    expect(only({ maxAttempts: 3 }, { kind: 'telemetry', qos: 0, now: NOW })).toMatchObject({
+      field: 'maxAttempts',
+      message: expect.stringMatching(/QoS 0.*got 3/),
+    });
   });
 
   test('an input that is not an object', () => {
@@ -93,7 +136,14 @@ describe('every validation error names the field and the value', () => {
   });
 
   test('validatePolicy throws one InvalidInputError listing every problem', () => {
-    const input = { jitter: 'fast', initial: -1, multiplier: 0, min: '1h', deadline: 'yesterday', colour: 'red' } as unknown as BackoffPolicyInput;
+    const input = {
+      jitter: 'fast',
+      initial: -1,
+      multiplier: 0,
+      min: '1h',
+      deadline: 'yesterday',
+      colour: 'red',
+    } as unknown as BackoffPolicyInput;
     let error: unknown;
     try {
       validatePolicy(input, ctx);
@@ -103,6 +153,7 @@ describe('every validation error names the field and the value', () => {
     expect(error).toBeInstanceOf(InvalidInputError);
     const problems = (error as InvalidInputError).problems;
     expect(problems.map((p) => p.field).sort()).toEqual(['colour', 'deadline', 'initial', 'jitter', 'min', 'multiplier']);
-    for (const field of ['colour', 'deadline', 'initial', 'jitter', 'min', 'multiplier']) expect((error as Error).message).toContain(`- ${field}: `);
+    for (const field of ['colour', 'deadline', 'initial', 'jitter', 'min', 'multiplier'])
+      expect((error as Error).message).toContain(`- ${field}: `);
   });
 });

@@ -4,9 +4,9 @@
  */
 // the figure module itself, not the plot index: that one brings file output (Node) along, and this folder
 // stays free of Node so that its ledger and timeline can be imported by workflows
-import { PALETTE, type BandSeries, type Figure, type LineSeries } from '../plot/figure';
+import { PALETTE, type BandSeries, type Figure, type LineSeries } from './figure';
 import { formatDuration } from '../policy/duration';
-import type { EndpointDowntimeReport, TimelineBucket } from './types';
+import type { EndpointDowntimeReport, TimelineBucket } from '../endpoints/types';
 
 export interface EndpointTimelineFigure {
   /** The endpoint's name, for the title (e.g. its host:port). */
@@ -36,13 +36,23 @@ export function endpointTimelineFigure({ endpoint, timeline, report, from, to }:
   const bands: BandSeries[] = spells
     .map(([a, b]): [number, number] => [Math.max(a, lo), Math.min(b, hi)])
     .filter(([a, b]) => a <= b)
-    .map(([a, b]) => ({ ...DOWNTIME, points: [[a, 0, top], [b, 0, top]] }));
+    .map(([a, b]) => ({
+      ...DOWNTIME,
+      points: [
+        [a, 0, top],
+        [b, 0, top],
+      ],
+    }));
   return {
     title: `${endpoint}: attempts per second and downtime`,
     subtitle: subtitleOf(report),
     panels: [
       {
-        x: { label: `time (UTC), from ${new Date(lo * 1000).toISOString().slice(0, 19).replace('T', ' ')}`, ticks: timeTicks(lo, hi), format: clockFormat(hi - lo) },
+        x: {
+          label: `time (UTC), from ${new Date(lo * 1000).toISOString().slice(0, 19).replace('T', ' ')}`,
+          ticks: timeTicks(lo, hi),
+          format: clockFormat(hi - lo),
+        },
         y: { label: 'attempts per second', includeZero: true, integer: true },
         bands,
         lines,

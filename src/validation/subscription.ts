@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { CREDENTIAL_NAME, CREDENTIAL_TLS, DEFAULT_ATTEMPT_TIMEOUT_MS, tlsSchema, validateDelivery, zodProblems } from '../delivery/validate';
-import { COMMAND_HEADERS, headerProblems, idSchema, parseTargetUrl } from '../delivery/limits';
+import { CREDENTIAL_NAME, CREDENTIAL_TLS, DEFAULT_ATTEMPT_TIMEOUT_MS, tlsSchema, validateDelivery, zodProblems } from './delivery';
+import { COMMAND_HEADERS, headerProblems, idSchema, parseTargetUrl } from './limits';
 import type { DeliveryInput, MqttTargetInput } from '../delivery/types';
 import { InvalidInputError, type Problem } from '../errors';
 import { parseDuration } from '../policy/duration';
 import { policyProblems, validatePolicy } from '../policy/validate';
 import type { BackoffPolicyInput } from '../policy/types';
-import { DEFAULT_DOWNTIME_THRESHOLD_MS } from './downtime';
-import { subscriptionIdOf, type CommandSubscription, type SubscriptionInput } from './types';
+import { DEFAULT_DOWNTIME_THRESHOLD_MS } from '../subscription/downtime';
+import { subscriptionIdOf, type CommandSubscription, type SubscriptionInput } from '../subscription/types';
 
 /** Eclipse Hono's command topic for one device (its MQTT adapter: `command/[tenant]/[device]/req/#`). */
 export const DEFAULT_COMMAND_TOPIC = 'command/{tenant}/{device}/req/#';
@@ -19,7 +19,9 @@ const BROKER_USER_INFO = 'name a credential the worker resolves in broker.creden
 const CALLBACK_USER_INFO = 'send credentials in callback.headers (e.g. Authorization)';
 
 const duration = z.union([z.number(), z.string()], { error: 'must be milliseconds or a duration string such as "10s"' });
-const urlOrObject = (fields: string) => ({ error: (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : `must be a URL or { ${fields} }`) });
+const urlOrObject = (fields: string) => ({
+  error: (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : `must be a URL or { ${fields} }`),
+});
 
 const brokerSchema = z
   .object({
@@ -28,7 +30,10 @@ const brokerSchema = z
     protocolVersion: z.enum(['5', '3.1.1'], { error: 'must be "5" or "3.1.1"' }).optional(),
     credential: z
       .string({ error: 'must be a string (the name of a credential the worker resolves)' })
-      .regex(CREDENTIAL_NAME, { error: 'must be a credential name: letters, digits, "_", "." or "-", at most 64 (the worker resolves it; never put the secret here)' })
+      .regex(CREDENTIAL_NAME, {
+        error:
+          'must be a credential name: letters, digits, "_", "." or "-", at most 64 (the worker resolves it; never put the secret here)',
+      })
       .optional(),
     timeout: duration.optional(),
     tls: tlsSchema.optional(),
@@ -50,7 +55,10 @@ const inputSchema = z
     device: idSchema('device'),
     broker: z.union([z.string(), brokerSchema], urlOrObject('url, topic?, protocolVersion?, credential?, timeout?, tls?, clientId?')),
     callback: z.union([z.string(), callbackSchema], urlOrObject('url, headers?, timeout?')),
-    response: z.object({ target: z.unknown().optional(), policy: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional() }).strict().optional(),
+    response: z
+      .object({ target: z.unknown().optional(), policy: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional() })
+      .strict()
+      .optional(),
     policy: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
     commandMaxAge: duration.optional(),
     downtimeThreshold: duration.optional(),
@@ -75,7 +83,8 @@ export function validateSubscription(raw: unknown, options: ValidateSubscription
   const problems: Problem[] = parsed.success ? [] : zodProblems(parsed.error, '(subscription)');
   const bad = new Set(problems.map((p) => p.field.split('.')[0]));
   const input = (parsed.success ? parsed.data : raw) as SubscriptionInput;
-  const fill = (text: string) => text.replace(/\{(tenant|device)\}/g, (whole, key: 'tenant' | 'device') => (bad.has(key) ? whole : input[key]));
+  const fill = (text: string) =>
+    text.replace(/\{(tenant|device)\}/g, (whole, key: 'tenant' | 'device') => (bad.has(key) ? whole : input[key]));
 
   // the broker
   const broker = bad.has('broker') ? undefined : typeof input.broker === 'string' ? { url: input.broker } : input.broker;
@@ -85,14 +94,21 @@ export function validateSubscription(raw: unknown, options: ValidateSubscription
     brokerUrl = parseUrl(broker.url, brokerField, ['mqtt', 'mqtts'], BROKER_USER_INFO, problems);
     if (brokerUrl) {
       if ((brokerUrl.pathname !== '' && brokerUrl.pathname !== '/') || brokerUrl.search || brokerUrl.hash) {
-        problems.push({ field: brokerField, message: 'must be the broker alone (mqtt://host:port); give the topic filter in broker.topic' });
+        problems.push({
+          field: brokerField,
+          message: 'must be the broker alone (mqtt://host:port); give the topic filter in broker.topic',
+        });
       }
-      if (broker.tls !== undefined && brokerUrl.protocol !== 'mqtts:') problems.push({ field: 'broker.tls', message: 'applies to mqtts:// brokers only' });
-      else if (broker.credential !== undefined && (broker.tls?.ca !== undefined || broker.tls?.servername !== undefined)) problems.push({ field: 'broker.tls', message: CREDENTIAL_TLS });
+      if (broker.tls !== undefined && brokerUrl.protocol !== 'mqtts:')
+        problems.push({ field: 'broker.tls', message: 'applies to mqtts:// brokers only' });
+      else if (broker.credential !== undefined && (broker.tls?.ca !== undefined || broker.tls?.servername !== undefined))
+        problems.push({ field: 'broker.tls', message: CREDENTIAL_TLS });
     }
   }
   const topic = fill(broker?.topic ?? DEFAULT_COMMAND_TOPIC);
-  if (broker && !bad.has('tenant') && !bad.has('device')) for (const message of topicFilterProblems(topic)) problems.push({ field: broker.topic === undefined ? 'broker' : 'broker.topic', message });
+  if (broker && !bad.has('tenant') && !bad.has('device'))
+    for (const message of topicFilterProblems(topic))
+      problems.push({ field: broker.topic === undefined ? 'broker' : 'broker.topic', message });
   const brokerTimeout = timeoutOf(broker?.timeout, 'broker.timeout', problems);
 
   // the callback
@@ -103,12 +119,15 @@ export function validateSubscription(raw: unknown, options: ValidateSubscription
   const callbackTimeout = timeoutOf(callback?.timeout, 'callback.timeout', problems);
 
   // the policies and bounds
-  const policyInput: BackoffPolicyInput = { maxAge: null, ...((bad.has('policy') ? {} : input.policy ?? {}) as BackoffPolicyInput) };
+  const policyInput: BackoffPolicyInput = { maxAge: null, ...((bad.has('policy') ? {} : (input.policy ?? {})) as BackoffPolicyInput) };
   for (const p of policyProblems(policyInput, { kind: 'event', now })) problems.push({ field: `policy.${p.field}`, message: p.message });
   const commandMaxAge = bad.has('commandMaxAge') ? 0 : positive(input.commandMaxAge, 'commandMaxAge', DEFAULT_COMMAND_MAX_AGE_MS, problems);
-  const downtimeThresholdMs = bad.has('downtimeThreshold') ? 0 : positive(input.downtimeThreshold, 'downtimeThreshold', DEFAULT_DOWNTIME_THRESHOLD_MS, problems);
+  const downtimeThresholdMs = bad.has('downtimeThreshold')
+    ? 0
+    : positive(input.downtimeThreshold, 'downtimeThreshold', DEFAULT_DOWNTIME_THRESHOLD_MS, problems);
 
-  const clientId = broker?.clientId ?? `rdsub${createHash('sha256').update(subscriptionIdOf(input.tenant, input.device)).digest('hex').slice(0, 18)}`;
+  const clientId =
+    broker?.clientId ?? `rdsub${createHash('sha256').update(subscriptionIdOf(input.tenant, input.device)).digest('hex').slice(0, 18)}`;
 
   // the responses: checked now as a delivery of one sample command, so a wrong target fails the start
   const responseTarget: DeliveryInput['target'] | undefined =
@@ -133,12 +152,14 @@ export function validateSubscription(raw: unknown, options: ValidateSubscription
       const fromBroker = input.response?.target === undefined;
       for (const p of err.problems) {
         if (fromBroker && p.field.startsWith('target')) continue;
-        if (p.field.startsWith('target') || p.field.startsWith('policy')) problems.push({ field: `response.${p.field}`, message: p.message });
+        if (p.field.startsWith('target') || p.field.startsWith('policy'))
+          problems.push({ field: `response.${p.field}`, message: p.message });
       }
     }
   }
 
-  if (problems.length > 0 || !brokerUrl || !callbackUrl || !broker || !callback || responseTarget === undefined) throw new InvalidInputError(problems, 'subscription');
+  if (problems.length > 0 || !brokerUrl || !callbackUrl || !broker || !callback || responseTarget === undefined)
+    throw new InvalidInputError(problems, 'subscription');
 
   const policy = validatePolicy(policyInput, { kind: 'event', now });
   return {
@@ -190,8 +211,18 @@ export function responseDelivery(
   );
 }
 
-function sampleResponse(tenant: string, device: string, target: DeliveryInput['target'], policy: BackoffPolicyInput | null, now: number): void {
-  responseDelivery({ tenant, device, response: { target, policy } }, { requestId: 'sample', status: 200, payload: '', contentType: undefined }, now);
+function sampleResponse(
+  tenant: string,
+  device: string,
+  target: DeliveryInput['target'],
+  policy: BackoffPolicyInput | null,
+  now: number,
+): void {
+  responseDelivery(
+    { tenant, device, response: { target, policy } },
+    { requestId: 'sample', status: 200, payload: '', contentType: undefined },
+    now,
+  );
 }
 
 /** What is wrong with an MQTT topic filter (MQTT 5.0 §4.7): `#` only as the last level, `+` only as a whole level. */

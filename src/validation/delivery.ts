@@ -5,8 +5,8 @@ import { STABLE_CODE } from '../classify/classify';
 import { policyProblems, validatePolicy } from '../policy';
 import { parseDuration } from '../policy/duration';
 import type { BackoffPolicyInput } from '../policy/types';
-import type { Delivery, DeliveryInput, MessageKind, MqttTargetInput, Target } from './types';
-import { deliveryIdOf } from './ids';
+import type { Delivery, DeliveryInput, MessageKind, MqttTargetInput, Target } from '../delivery/types';
+import { deliveryIdOf } from '../delivery/ids';
 import {
   contentTypeSchema,
   DELIVERY_HEADERS,
@@ -89,7 +89,10 @@ const targetSchema = z
     protocolVersion: z.enum(['5', '3.1.1'], { error: 'must be "5" or "3.1.1"' }).optional(),
     credential: z
       .string({ error: 'must be a string (the name of a credential the worker resolves)' })
-      .regex(CREDENTIAL_NAME, { error: 'must be a credential name: letters, digits, "_", "." or "-", at most 64 (the worker resolves it; never put the secret here)' })
+      .regex(CREDENTIAL_NAME, {
+        error:
+          'must be a credential name: letters, digits, "_", "." or "-", at most 64 (the worker resolves it; never put the secret here)',
+      })
       .optional(),
     tls: tlsSchema.optional(),
   })
@@ -102,13 +105,20 @@ const inputSchema = z
     qos: z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' }).optional(),
     tenant: idSchema('tenant'),
     device: idSchema('device'),
-    target: z.union([z.string(), targetSchema], { error: want('must be a URL, { url, method?, headers?, timeout? } or { url, topic?, protocolVersion?, credential?, timeout?, tls? }') }),
+    target: z.union([z.string(), targetSchema], {
+      error: want('must be a URL, { url, method?, headers?, timeout? } or { url, topic?, protocolVersion?, credential?, timeout?, tls? }'),
+    }),
     payload: z.unknown(),
     contentType: contentTypeSchema.optional(),
     command: z
       .object({
         requestId: idSchema('command request id'),
-        status: z.number().int().min(200, { error: 'must be an HTTP-style status code 200-599' }).max(599, { error: 'must be an HTTP-style status code 200-599' }).optional(),
+        status: z
+          .number()
+          .int()
+          .min(200, { error: 'must be an HTTP-style status code 200-599' })
+          .max(599, { error: 'must be an HTTP-style status code 200-599' })
+          .optional(),
         deadline: z.union([z.string(), z.number(), z.date()]).optional(),
       })
       .strict()
@@ -159,7 +169,12 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
 
   const rawTarget = bad.has('target') ? { url: '' } : typeof input.target === 'string' ? { url: input.target } : input.target;
   // placeholders let one URL template serve many deliveries (Hono: /command/res/{tenant}/{device}/{requestId})
-  const target = { ...rawTarget, url: expandUrl(rawTarget.url, input, bad) } as { url: string; method?: 'POST' | 'PUT' | 'PATCH'; headers?: Record<string, string>; timeout?: number | string } & Omit<MqttTargetInput, 'url' | 'timeout'>;
+  const target = { ...rawTarget, url: expandUrl(rawTarget.url, input, bad) } as {
+    url: string;
+    method?: 'POST' | 'PUT' | 'PATCH';
+    headers?: Record<string, string>;
+    timeout?: number | string;
+  } & Omit<MqttTargetInput, 'url' | 'timeout'>;
   const schemes = options.schemes ?? ['http', 'https', 'mqtt', 'mqtts'];
   const targetField = typeof input.target === 'string' ? 'target' : 'target.url';
   const { url, mqttTopic } = bad.has('target') ? {} : checkTarget(target, input, kind, { field: targetField, schemes, bad }, problems);
@@ -167,7 +182,10 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
   if (target.timeout !== undefined && !bad.has('target')) {
     const t = parseDuration(target.timeout);
     if (t === undefined || t <= 0 || t > MAX_ATTEMPT_TIMEOUT_MS) {
-      problems.push({ field: 'target.timeout', message: `must be a duration above 0 and at most 5m, got ${JSON.stringify(target.timeout)}` });
+      problems.push({
+        field: 'target.timeout',
+        message: `must be a duration above 0 and at most 5m, got ${JSON.stringify(target.timeout)}`,
+      });
     } else timeout = t;
   }
 
@@ -177,9 +195,10 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
   if (kind !== undefined && kind !== 'command-response' && input.command && !bad.has('command')) {
     problems.push({ field: 'command', message: 'applies to command responses only' });
   }
-  const policyInput = { ...(bad.has('policy') ? {} : input.policy ?? {}) } as BackoffPolicyInput;
+  const policyInput = { ...(bad.has('policy') ? {} : (input.policy ?? {})) } as BackoffPolicyInput;
   if (!bad.has('command') && input.command?.deadline !== undefined) {
-    if (policyInput.deadline !== undefined) problems.push({ field: 'policy.deadline', message: 'give the deadline once: command.deadline or policy.deadline' });
+    if (policyInput.deadline !== undefined)
+      problems.push({ field: 'policy.deadline', message: 'give the deadline once: command.deadline or policy.deadline' });
     else policyInput.deadline = input.command.deadline;
   }
   // with an unknown kind, the policy is still checked on its own terms (as for an event)
@@ -295,10 +314,15 @@ function mqttTargetProblems(
   }
   // the URL's checks (host, user info) are made by parseTargetUrl
   if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) {
-    problems.push({ field: urlField, message: 'must be the broker alone (mqtt://host:port), without a path, query or fragment; give the topic in target.topic' });
+    problems.push({
+      field: urlField,
+      message: 'must be the broker alone (mqtt://host:port), without a path, query or fragment; give the topic in target.topic',
+    });
   }
-  if (target.tls !== undefined && url.protocol !== 'mqtts:') problems.push({ field: 'target.tls', message: 'applies to mqtts:// targets only' });
-  else if (target.credential !== undefined && (target.tls?.ca !== undefined || target.tls?.servername !== undefined)) problems.push({ field: 'target.tls', message: CREDENTIAL_TLS });
+  if (target.tls !== undefined && url.protocol !== 'mqtts:')
+    problems.push({ field: 'target.tls', message: 'applies to mqtts:// targets only' });
+  else if (target.credential !== undefined && (target.tls?.ca !== undefined || target.tls?.servername !== undefined))
+    problems.push({ field: 'target.tls', message: CREDENTIAL_TLS });
 
   const field = target.topic === undefined ? 'target' : 'target.topic';
   const template = target.topic ?? (kind ? DEFAULT_MQTT_TOPICS[kind] : undefined);
@@ -307,9 +331,11 @@ function mqttTargetProblems(
   const topic = template.replace(/\{(tenant|device|requestId|status)\}/g, (whole, key: string) => PLACEHOLDERS[key]?.(input) ?? whole);
   const left = topic.match(/\{(requestId|status)\}/g);
   const before = problems.length;
-  if (left) problems.push({ field, message: `uses ${[...new Set(left)].join(' and ')}, which only a command response (with its command) has` });
+  if (left)
+    problems.push({ field, message: `uses ${[...new Set(left)].join(' and ')}, which only a command response (with its command) has` });
   if (topic === '') problems.push({ field, message: 'must not be empty' });
-  if (/[+#]/.test(topic)) problems.push({ field, message: 'must not contain the wildcards "+" or "#": a message is published to one topic' });
+  if (/[+#]/.test(topic))
+    problems.push({ field, message: 'must not contain the wildcards "+" or "#": a message is published to one topic' });
   if (topic.includes('\u0000')) problems.push({ field, message: 'must not contain the NUL character' });
   if (Buffer.byteLength(topic, 'utf8') > 65_535) problems.push({ field, message: 'is longer than the 65,535 bytes MQTT allows' });
   return problems.length === before ? topic : undefined;

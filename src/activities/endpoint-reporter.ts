@@ -5,7 +5,7 @@ import { temporal } from '@temporalio/proto';
 import { endpointReportSignal } from '../workflows/definitions';
 import type { endpointWorkflow } from '../workflows/endpoint';
 import { endpointStartOptions } from '../workflows/start-options';
-import type { AttemptOutcome, EndpointReport } from './types';
+import type { AttemptOutcome, EndpointReport } from '../endpoints/types';
 
 /** Outcomes kept per endpoint while Temporal cannot be reached; older ones are dropped first. */
 const MAX_BUFFERED = 10_000;
@@ -57,7 +57,13 @@ export class EndpointReporter {
     const b = this.buffer(endpoint);
     // attempts that end alike within a second travel as one, with a count: reports stay small
     const last = b.outcomes[b.outcomes.length - 1];
-    if (last && last.ok === outcome.ok && last.code === outcome.code && Math.floor(last.at / 1000) === Math.floor(outcome.at / 1000) && outcome.at >= last.at) {
+    if (
+      last &&
+      last.ok === outcome.ok &&
+      last.code === outcome.code &&
+      Math.floor(last.at / 1000) === Math.floor(outcome.at / 1000) &&
+      outcome.at >= last.at
+    ) {
       last.count = (last.count ?? 1) + (outcome.count ?? 1);
       return;
     }
