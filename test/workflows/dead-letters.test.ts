@@ -139,7 +139,9 @@ test('bulk redrive of 1,000 dead letters from the CLI, with a progress bar', asy
   );
   const delivered = new Set(env.endpoint.received.filter((r) => r.path === '/bulk' && r.status === 202).map((r) => r.messageId));
   expect(delivered.size).toBe(1000);
-}, 180_000);
+  // measured alone on the 2-core machine: 84 s (submit 12 s, 1,000 rejected 28 s, redrive 23 s, delivered 21 s);
+  // in the full run, beside the other jest worker's durability tests on the same dev server, it passed 180 s
+}, 360_000);
 
 /** Runs of a delivery id (each redrive is one more), as visibility lists them. */
 const runsOf = async (deliveryId: string) => (await collect(env.h.client.workflow.list({ query: `WorkflowId = '${deliveryId}'` }))).length;
