@@ -84,7 +84,9 @@ test('an MQTT broker that never answers CONNECT: each attempt ends at its timeou
     });
     const { attemptLog } = await handle.workflow.query(statusQuery);
     expect(attemptLog.map((a) => a.code)).toEqual(['timeout', 'timeout']);
-    for (const a of attemptLog) expect(a.durationMs).toBeLessThan(2_000 + 1_500);
+    // at its timeout, not at Temporal's limit (timeout + 5 s, worker-lost): one full-suite run on the loaded
+    // 2-core machine, with garbage collected every 50 ms, saw 3,523 ms
+    for (const a of attemptLog) expect(a.durationMs).toBeLessThan(2_000 + 3_000);
   } finally {
     stop();
     await silent.close();

@@ -138,8 +138,9 @@ test("broker down, then up: delivered after reconnecting, each attempt after the
   for (let i = 1; i < log.length; i++) {
     const gap = log[i]!.at - (log[i - 1]!.at + log[i - 1]!.durationMs);
     expect(gap).toBeGreaterThanOrEqual(waits[i - 1]! - 5);
-    // Temporal's timers fire within about a second of their time
-    expect(gap).toBeLessThan(waits[i - 1]! + 1_500);
+    // Temporal's timers fire within about a second of their time; a full-suite run on the loaded 2-core machine
+    // (load average ~9) saw one 2 s late
+    expect(gap).toBeLessThan(waits[i - 1]! + 3_000);
   }
 });
 
