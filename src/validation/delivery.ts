@@ -298,6 +298,25 @@ const PLACEHOLDERS: Record<string, (i: DeliveryInput) => string | undefined> = {
 };
 
 /**
+ * What a broker URL (a delivery's MQTT target, a subscription's broker) may not have: a path, query or
+ * fragment; TLS settings on mqtt://; with a credential, TLS trust of the producer's own (CREDENTIAL_TLS).
+ */
+export function brokerProblems(
+  url: URL,
+  broker: { tls?: { ca?: string; servername?: string } | undefined; credential?: string | null | undefined },
+  fields: { url: string; tls: string; alone: string; what: string },
+  problems: Problem[],
+): void {
+  if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) {
+    problems.push({ field: fields.url, message: `must be the broker alone (mqtt://host:port)${fields.alone}` });
+  }
+  if (broker.tls !== undefined && url.protocol !== 'mqtts:')
+    problems.push({ field: fields.tls, message: `applies to mqtts:// ${fields.what} only` });
+  else if (broker.credential !== undefined && (broker.tls?.ca !== undefined || broker.tls?.servername !== undefined))
+    problems.push({ field: fields.tls, message: CREDENTIAL_TLS });
+}
+
+/**
  * Checks what an mqtt(s) target must and must not have; returns its topic, placeholders filled in
  * (undefined when the topic itself is wrong: the problem is then recorded).
  */
@@ -313,16 +332,12 @@ function mqttTargetProblems(
     if (target[field] !== undefined) problems.push({ field: `target.${field}`, message: 'applies to http:// and https:// targets only' });
   }
   // the URL's checks (host, user info) are made by parseTargetUrl
-  if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) {
-    problems.push({
-      field: urlField,
-      message: 'must be the broker alone (mqtt://host:port), without a path, query or fragment; give the topic in target.topic',
-    });
-  }
-  if (target.tls !== undefined && url.protocol !== 'mqtts:')
-    problems.push({ field: 'target.tls', message: 'applies to mqtts:// targets only' });
-  else if (target.credential !== undefined && (target.tls?.ca !== undefined || target.tls?.servername !== undefined))
-    problems.push({ field: 'target.tls', message: CREDENTIAL_TLS });
+  brokerProblems(
+    url,
+    target,
+    { url: urlField, tls: 'target.tls', alone: ', without a path, query or fragment; give the topic in target.topic', what: 'targets' },
+    problems,
+  );
 
   const field = target.topic === undefined ? 'target' : 'target.topic';
   const template = target.topic ?? (kind ? DEFAULT_MQTT_TOPICS[kind] : undefined);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { CREDENTIAL_NAME, CREDENTIAL_TLS, DEFAULT_ATTEMPT_TIMEOUT_MS, tlsSchema, validateDelivery, zodProblems } from './delivery';
+import { brokerProblems, CREDENTIAL_NAME, DEFAULT_ATTEMPT_TIMEOUT_MS, tlsSchema, validateDelivery, zodProblems } from './delivery';
 import { COMMAND_HEADERS, headerProblems, idSchema, parseTargetUrl } from './limits';
 import type { DeliveryInput, MqttTargetInput } from '../delivery/types';
 import { InvalidInputError, type Problem } from '../errors';
@@ -93,16 +93,8 @@ export function validateSubscription(raw: unknown, options: ValidateSubscription
   if (broker) {
     brokerUrl = parseUrl(broker.url, brokerField, ['mqtt', 'mqtts'], BROKER_USER_INFO, problems);
     if (brokerUrl) {
-      if ((brokerUrl.pathname !== '' && brokerUrl.pathname !== '/') || brokerUrl.search || brokerUrl.hash) {
-        problems.push({
-          field: brokerField,
-          message: 'must be the broker alone (mqtt://host:port); give the topic filter in broker.topic',
-        });
-      }
-      if (broker.tls !== undefined && brokerUrl.protocol !== 'mqtts:')
-        problems.push({ field: 'broker.tls', message: 'applies to mqtts:// brokers only' });
-      else if (broker.credential !== undefined && (broker.tls?.ca !== undefined || broker.tls?.servername !== undefined))
-        problems.push({ field: 'broker.tls', message: CREDENTIAL_TLS });
+      const alone = '; give the topic filter in broker.topic';
+      brokerProblems(brokerUrl, broker, { url: brokerField, tls: 'broker.tls', alone, what: 'brokers' }, problems);
     }
   }
   const topic = fill(broker?.topic ?? DEFAULT_COMMAND_TOPIC);
