@@ -21,7 +21,7 @@ export default tseslint.config(
   {
     // workflow code must stay deterministic: no Node builtins, no transports, activities as types only
     // the pure folders: what workflows may import. Everything with I/O lives elsewhere (validation/, activities/, transports/, …)
-    files: ['src/{workflows,policy,classify,delivery,subscription,endpoints}/**/*.ts'],
+    files: ['src/{workflows,policy,classify,delivery,subscription,endpoints,batch}/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
         paths: NODE_BUILTINS.flatMap((m) => [m, `node:${m}`]).map((name) => ({ name, message: 'workflow code is deterministic: no Node builtins' })),

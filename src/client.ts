@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import {
   Client,
   Connection,
@@ -46,7 +46,9 @@ import {
   statusQuery,
 } from './workflows/definitions';
 import type { deliveryWorkflow } from './workflows/delivery';
-import { deliveryFacts, deliveryStartOptions } from './workflows/start-options';
+import { Batcher, type BatcherOptions } from './batcher';
+import { BatchSubmission, batchBounds, checkBatchId, planBatches, startBatch, type BatchHandle, type PlannedBatch } from './batches';
+import { deliveryStart, fingerprintOf, type DeliveryMemo, type Redrive } from './delivery-start';
 
 export { DEFAULT_TASK_QUEUE };
 
@@ -142,7 +144,7 @@ export class Redeliver {
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       const handle = this.client.workflow.getHandle<typeof deliveryWorkflow>(delivery.deliveryId);
-      const existing = ((await handle.describe()).memo as unknown as Memo | undefined)?.fingerprint;
+      const existing = ((await handle.describe()).memo as unknown as DeliveryMemo | undefined)?.fingerprint;
       if (isEncryptedValue(existing)) {
         const message = `is not set, and ${delivery.deliveryId} exists encrypted: without the keys a resubmit cannot be told from a different message`;
         throw new ConfigError([{ variable: 'REDELIVER_ENCRYPTION_KEYS', message }]);
@@ -162,16 +164,9 @@ export class Redeliver {
   }
 
   private async startRun(delivery: Delivery, reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE', redrive?: Redrive) {
-    const redriveOf = redrive?.of;
+    const { historyLimit } = this.options;
     return this.client.workflow.start<typeof deliveryWorkflow>('deliveryWorkflow', {
-      ...deliveryStartOptions(delivery, reuse, redriveOf ? 'redriven' : undefined),
-      taskQueue: this.taskQueue,
-      args: [{ delivery, ...(this.options.historyLimit && { historyLimit: this.options.historyLimit }) }],
-      memo: {
-        fingerprint: fingerprintOf(delivery),
-        delivery: deliveryFacts(delivery),
-        ...(redrive && { redriveOf, redriveToken: redrive.token }),
-      },
+      ...deliveryStart(delivery, { taskQueue: this.taskQueue, reuse, ...(historyLimit && { historyLimit }), ...(redrive && { redrive }) }),
       // a redrive's start is deduplicated by the server against the dead letter's run (see redriveRequestId)
       ...(redrive && { [InternalWorkflowStartOptionsSymbol]: { requestId: redriveRequestId(redrive.of) } }),
     });
@@ -192,6 +187,38 @@ export class Redeliver {
     };
     await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
     return handles;
+  }
+
+  /**
+   * Submits many messages as batches (docs/batches.md): each batch is accepted in one Temporal start and makes
+   * every message's first attempt; a message not delivered at once becomes its own delivery, with the same id,
+   * controls and dead letters as a single submit. Every input is validated first (bad input starts nothing);
+   * the set is cut by tenant and size (MAX_BATCH_MESSAGES, MAX_BATCH_BYTES). A batch id already used is not
+   * started again; without one, the id comes from the batch's contents, so resubmitting the same set sends nothing.
+   */
+  async submitBatch(
+    inputs: DeliveryInput[],
+    options: { batchId?: string; maxMessages?: number; maxBytes?: number } = {},
+  ): Promise<BatchSubmission> {
+    checkBatchId(options.batchId);
+    const bounds = batchBounds(options);
+    const planned = planBatches(validateDeliveries(inputs, this.options), bounds, options.batchId);
+    const batches = await Promise.all(planned.map((b) => this.startPlanned(b)));
+    const ids = [...new Set(planned.flatMap((b) => b.deliveries.map((d) => d.deliveryId)))];
+    return new BatchSubmission(batches, ids, (id) => this.getHandle(id).result());
+  }
+
+  /**
+   * A batching submitter for producers that hand over one message at a time: `submit` resolves once the batch
+   * holding the message is durably accepted. Close it (or flush) before exiting: pending messages wait for
+   * `linger` at most.
+   */
+  batcher(options: BatcherOptions = {}): Batcher {
+    return new Batcher({ validate: (input) => this.validate(input), startBatch: (b) => this.startPlanned(b) }, options);
+  }
+
+  private startPlanned(batch: PlannedBatch): Promise<BatchHandle> {
+    return startBatch(this.client, this.taskQueue, batch, this.options.historyLimit);
   }
 
   /** Deliveries matching a filter, newest first, as the visibility store has them. */
@@ -289,7 +316,7 @@ export class Redeliver {
       const started = await this.startRun({ ...message, submittedAt: now }, 'ALLOW_DUPLICATE', redrive);
       // a start deduplicated by its request id gets the run an earlier one made: ours only if it has our token
       const run = await this.client.workflow.getHandle(deliveryId, started.firstExecutionRunId).describe();
-      return new DeliveryHandle(started, (run.memo as Partial<Memo> | undefined)?.redriveToken === redrive.token);
+      return new DeliveryHandle(started, (run.memo as Partial<DeliveryMemo> | undefined)?.redriveToken === redrive.token);
     } catch (err) {
       // running again: redriven by someone else in the meantime
       if (err instanceof WorkflowExecutionAlreadyStartedError) return new DeliveryHandle(handle, false);
@@ -371,7 +398,7 @@ export class DeliveryHandle {
     if (result.encrypted) return encryptedStatus(this.deliveryId, description, { $encrypted: result.encrypted });
     return {
       deliveryId: this.deliveryId,
-      ...(description.memo as unknown as Memo).delivery,
+      ...(description.memo as unknown as DeliveryMemo).delivery,
       state: result.outcome,
       attempts: result.attempts,
       firstAttemptAt: result.firstAttemptAt,
@@ -596,21 +623,6 @@ function encryptedResult(deliveryId: string, description: WorkflowExecutionDescr
   };
 }
 
-/** Kept in the workflow's memo: what status needs of a closed delivery without reading its history. */
-interface Memo {
-  fingerprint: string;
-  delivery: ReturnType<typeof deliveryFacts>;
-  /** A redriven run: the dead letter's run, and the token of the redrive call that started it. */
-  redriveOf?: string;
-  redriveToken?: string;
-}
-
-/** A redrive's start: the dead letter's run, and a token of its own that tells the caller the run it started. */
-interface Redrive {
-  of: string;
-  token: string;
-}
-
 /**
  * The request id of every redrive of one dead letter. Temporal's server decides a start under the workflow
  * id's lock, and replaces the current run only if it is still the one it read (compare and set): a start
@@ -629,10 +641,4 @@ export interface RedriveReport {
   /** Running again, or redriven by someone else (beside this call or before it). */
   alreadyRedriven: string[];
   failed: { deliveryId: string; error: string }[];
-}
-
-/** What makes two submissions "the same message": everything but the submit time. */
-function fingerprintOf(delivery: Delivery): string {
-  const { submittedAt: _submittedAt, ...rest } = delivery;
-  return createHash('sha256').update(JSON.stringify(rest)).digest('base64url').slice(0, 22);
 }

@@ -13,6 +13,9 @@ export {
   type RedeliverOptions,
   type RedriveReport,
 } from './client';
+export { Batcher, type BatcherOptions, type BatchReceipt } from './batcher';
+export { BatchHandle, BatchSubmission, MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, type MessageOutcome } from './batches';
+export type { BatchResult, MessageDisposition, MessageResult } from './batch/types';
 export { Subscriptions, SubscriptionHandle, type SubscriptionsOptions, type SubscriptionSummary } from './subscriptions';
 export { RedeliverError, InvalidInputError, DeliveryControlError, REFUSAL_KINDS, type Problem, type RefusalKind } from './errors';
 export { ConfigError, type ConfigProblem, type Environment } from './config/errors';

@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import type { RetryBudget } from '../endpoints/budget';
 import type { EndpointReporter } from './endpoint-reporter';
 import { createMqttPool, type MqttPool } from '../transports/mqtt';
+import { createBatchActivities } from './batch';
 import { createAttempt, createDeliverActivities, type AttemptListener } from './deliver';
 import { createProgressActivities } from './progress';
 import { submissionCheck } from './submission-check';
@@ -40,10 +41,11 @@ export function createActivities(deps: ActivityDeps) {
   const listener = deps.listener ?? reporter ?? undefined;
   const attemptDeps = { http: deps.http, mqtt, ...(listener && { listener }) };
   const checkSubmission = submissionCheck(deps.client ?? null);
+  const attempt = createAttempt(attemptDeps);
   return {
     ...createDeliverActivities(attemptDeps, checkSubmission),
     ...createRetryActivities({
-      attempt: createAttempt(attemptDeps),
+      attempt,
       ...(checkSubmission && { checkSubmission }),
       budget: deps.budget ?? null,
       ...(reporter && {
@@ -51,6 +53,7 @@ export function createActivities(deps: ActivityDeps) {
         heldBack: (endpoint: string) => reporter.heldBack(endpoint),
       }),
     }),
+    ...createBatchActivities({ attempt, client: deps.client ?? null, ...(checkSubmission && { checkSubmission }) }),
     ...createProgressActivities(deps.client ?? null),
     ...createSubscriptionActivities({ ...deps, mqtt }),
   };

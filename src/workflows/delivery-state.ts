@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { AttemptFailureDetails, AttemptSuccess } from '../activities';
 import type { RetryEnd, RetryInput, RetryProgress } from '../activities/retry';
+import type { FirstAttempt } from '../batch/types';
 import type { ErrorClass } from '../classify/types';
 import { attemptError } from '../delivery/attempt-error';
 import { expiresAt, humanDuration, waitingSummary } from '../delivery/summary';
@@ -28,6 +29,8 @@ export interface CarriedState {
 export interface DeliveryWorkflowInput {
   delivery: Delivery;
   carried?: CarriedState;
+  /** Started by a batch whose first attempt failed: attempt 2 is next (absent on every other start). */
+  firstAttempt?: FirstAttempt;
   /** Continue as new once the history has this many events (default 4,000; Temporal warns at 10,240). */
   historyLimit?: number;
 }
@@ -220,9 +223,19 @@ export class DeliveryTracker {
     return this.finish('delivered', `${ok.reason} on attempt ${this.attempts}`);
   }
 
+  /**
+   * A first attempt a batch made (batch/types.ts): the delivery starts from it, at the times it was made, as if
+   * it had made it itself. Its outcome (a dead letter), or null when attempt 2 is planned.
+   */
+  handedOver(first: FirstAttempt): DeliveryResult | null {
+    this.attempts = 1;
+    this.firstAttemptAt = first.startedAt;
+    return this.failed(first.failure, first.startedAt, first.endedAt);
+  }
+
   /** A failed attempt: the outcome it ends the delivery with, or null when a retry is planned (shown as waiting). */
-  failed(failure: AttemptFailureDetails, startedAt: number): DeliveryResult | null {
-    const at = this.recordAttempt(startedAt, failure, false);
+  failed(failure: AttemptFailureDetails, startedAt: number, endedAt = this.now()): DeliveryResult | null {
+    const at = this.recordAttempt(startedAt, failure, false, endedAt);
     this.lastError = attemptError(failure, this.attempts, at);
     const { delivery } = this;
     if (delivery.kind === 'telemetry' && delivery.qos === 0) {
@@ -346,8 +359,8 @@ export class DeliveryTracker {
   }
 
   /** Records an attempt in the log; when it ended. */
-  private recordAttempt(startedAt: number, result: { durationMs: number; code: string }, ok: boolean): number {
-    this.lastAttemptAt = this.now();
+  private recordAttempt(startedAt: number, result: { durationMs: number; code: string }, ok: boolean, endedAt = this.now()): number {
+    this.lastAttemptAt = endedAt;
     const started = new Date(startedAt).toISOString();
     this.attemptLog.push({ attempt: this.attempts, startedAt: started, durationMs: Math.round(result.durationMs), code: result.code, ok });
     if (this.attemptLog.length > ATTEMPT_LOG_SIZE) this.attemptLog.shift();

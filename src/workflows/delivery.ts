@@ -37,7 +37,8 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
   setHandler(resumeUpdate, () => d.resume(), { validator: () => d.checkResume() });
   try {
     // the first attempt; then, for a delivery recorded before server-side retries, timers until a failure finds the patch
-    const result = (await attemptInTurn(d)) ?? (await retryOnTimers(d, historyLimit));
+    const first = input.firstAttempt ? d.handedOver(input.firstAttempt) : await attemptInTurn(d);
+    const result = first ?? (await retryOnTimers(d, historyLimit));
     return result ?? (await retryOnServer(d, retrying, historyLimit));
   } catch (err) {
     if (isCancellation(err)) {

@@ -1,0 +1,127 @@
+import { setMaxListeners } from 'node:events';
+import { Context } from '@temporalio/activity';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { batchWorkflowId, type BatchResult, type BatchWorkflowInput, type FirstAttempt, type MessageResult } from '../batch/types';
+import { deliveryStart } from '../delivery-start';
+import type { Delivery } from '../delivery/types';
+import { activityClock, type AttemptResult } from './deliver';
+import type { SubmissionCheck } from './submission-check';
+
+/** First attempts in flight at once to one endpoint (host:port), and in one batch. */
+export const BATCH_ENDPOINT_CONCURRENCY = 32;
+export const BATCH_CONCURRENCY = 256;
+/** How often a batch's activity heartbeats its progress; its heartbeat timeout (workflows/batch.ts) is a few times this. */
+export const HEARTBEAT_EVERY_MS = 2_000;
+
+export interface BatchDeps {
+  attempt: (delivery: Delivery, attempt: number, clock?: () => number) => Promise<AttemptResult>;
+  /** The worker's client: it starts the deliveries of the messages not delivered at once. */
+  client: Client | null;
+  checkSubmission?: SubmissionCheck;
+}
+
+/** What a batch's activity heartbeats: the messages done so far, by index, so that a retry of it skips them. */
+type BatchProgress = Record<number, MessageResult>;
+
+/**
+ * A batch's first attempts (workflows/batch.ts): every message sent once, concurrently but at most
+ * BATCH_ENDPOINT_CONCURRENCY at a time to one endpoint (an MQTT broker's over its pooled connection, so
+ * QoS 1 PUBLISHes are in flight together). A message that fails becomes its own delivery, started here with
+ * that attempt. A worker lost mid-batch: the activity runs again and skips what its last heartbeat had done;
+ * the rest are sent again (at-least-once, with the same Message-Id).
+ */
+export function createBatchActivities(deps: BatchDeps) {
+  return {
+    async firstAttempts(input: BatchWorkflowInput): Promise<BatchResult> {
+      const context = Context.current();
+      // every attempt in flight listens for the activity's cancellation
+      setMaxListeners(BATCH_CONCURRENCY + 16, context.cancellationSignal);
+      const done: BatchProgress = { ...((context.info.heartbeatDetails as BatchProgress | undefined) ?? {}) };
+      const handOver = handOverTo(deps.client, context.info.taskQueue, input);
+      // a worker with keys refuses a batch submitted without them: every message becomes a dead letter that says so
+      const refused = (await deps.checkSubmission?.()) ?? null;
+      const send = async (delivery: Delivery, i: number) => {
+        if (done[i]) return;
+        const clock = activityClock();
+        const startedAt = clock();
+        const result: AttemptResult = refused ? { ok: false, ...refused } : await deps.attempt(delivery, 1, clock);
+        const at = clock();
+        const row = { messageId: delivery.messageId, deliveryId: delivery.deliveryId, code: result.code, at: new Date(at).toISOString() };
+        if (result.ok) done[i] = { ...row, disposition: 'delivered' };
+        else {
+          const { ok: _ok, ...failure } = result;
+          const existing = await handOver(delivery, { startedAt, endedAt: at, failure });
+          done[i] = { ...row, disposition: 'handed-over', ...(existing && { existing }) };
+        }
+      };
+      // the progress is kept alive and current every few seconds, not per message (each beat serializes it all)
+      const beat = setInterval(() => context.heartbeat(done), HEARTBEAT_EVERY_MS);
+      try {
+        await runBounded(input.deliveries, send, (d) => d.endpoint);
+      } finally {
+        clearInterval(beat);
+      }
+      return resultOf(input, done);
+    },
+  };
+}
+
+/** Starts a message's own delivery from its failed first attempt; `true` when it already existed (that one stands). */
+function handOverTo(client: Client | null, taskQueue: string, input: BatchWorkflowInput) {
+  const batch = batchWorkflowId(input.tenant, input.batchId);
+  const { historyLimit } = input;
+  return async (delivery: Delivery, firstAttempt: FirstAttempt): Promise<true | undefined> => {
+    if (!client) throw new Error('a batch needs the worker’s client to start the deliveries of messages not delivered at once');
+    const start = deliveryStart(delivery, {
+      taskQueue,
+      reuse: 'REJECT_DUPLICATE',
+      ...(historyLimit && { historyLimit }),
+      handedOver: { firstAttempt, batch },
+    });
+    try {
+      await client.workflow.start('deliveryWorkflow', start);
+      return undefined;
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return true;
+      throw err;
+    }
+  };
+}
+
+/**
+ * Runs `work` on every item, at most BATCH_CONCURRENCY at once and BATCH_ENDPOINT_CONCURRENCY per key: each
+ * key's items in order, keys side by side.
+ */
+async function runBounded<T>(items: readonly T[], work: (item: T, index: number) => Promise<void>, keyOf: (item: T) => string) {
+  const queues = new Map<string, number[]>();
+  items.forEach((item, i) => {
+    const key = keyOf(item);
+    queues.set(key, [...(queues.get(key) ?? []), i]);
+  });
+  const lanes: (() => Promise<void>)[] = [];
+  for (const queue of queues.values()) {
+    const lane = async () => {
+      for (let i = queue.shift(); i !== undefined; i = queue.shift()) await work(items[i]!, i);
+    };
+    for (let n = 0; n < Math.min(BATCH_ENDPOINT_CONCURRENCY, queue.length); n++) lanes.push(lane);
+  }
+  // lanes beyond the batch's bound start as others finish
+  let next = 0;
+  const runner = async () => {
+    while (next < lanes.length) await lanes[next++]!();
+  };
+  await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, lanes.length) }, runner));
+}
+
+function resultOf(input: BatchWorkflowInput, done: BatchProgress): BatchResult {
+  const results = input.deliveries.map((_, i) => done[i]!);
+  const delivered = results.filter((r) => r.disposition === 'delivered').length;
+  return {
+    batchId: input.batchId,
+    tenant: input.tenant,
+    messages: results.length,
+    delivered,
+    handedOver: results.length - delivered,
+    results,
+  };
+}

@@ -1,0 +1,56 @@
+import type { AttemptFailureDetails } from '../activities';
+import type { Delivery } from '../delivery/types';
+
+/*
+ * A batch: many messages of one tenant accepted in one Temporal start (docs/batches.md). Its workflow makes
+ * every message's first attempt; a message delivered at once needs nothing more, every other one becomes its
+ * own delivery carrying that attempt (FirstAttempt).
+ */
+
+/** What the batch workflow receives: validated deliveries, all of one tenant, each message id once. */
+export interface BatchWorkflowInput {
+  batchId: string;
+  tenant: string;
+  deliveries: Delivery[];
+  /** Passed on to the deliveries the batch starts. */
+  historyLimit?: number;
+}
+
+/** A first attempt a batch made and that failed: the delivery it hands the message to starts from it. */
+export interface FirstAttempt {
+  /** Epoch ms. */
+  startedAt: number;
+  endedAt: number;
+  failure: AttemptFailureDetails;
+}
+
+/** `delivered`: at once, nothing more to do. `handed-over`: its own delivery started with the first attempt (or existed). */
+export type MessageDisposition = 'delivered' | 'handed-over';
+
+/** One message of a batch, in the batch's result. */
+export interface MessageResult {
+  messageId: string;
+  deliveryId: string;
+  disposition: MessageDisposition;
+  /** The first attempt's code: `http-202`, `http-503`, `mqtt-puback`, `timeout`, … */
+  code: string;
+  /** ISO time the first attempt ended. */
+  at: string;
+  /** Handed over to a delivery that already existed (the message id was used before): that delivery stands. */
+  existing?: true;
+}
+
+export interface BatchResult {
+  batchId: string;
+  tenant: string;
+  messages: number;
+  delivered: number;
+  handedOver: number;
+  /** In the order of the batch's deliveries. */
+  results: MessageResult[];
+}
+
+/** A batch's workflow id: one per tenant and batch id, so that a batch resubmitted is not started twice. */
+export function batchWorkflowId(tenant: string, batchId: string): string {
+  return `batch/${tenant}/${batchId}`;
+}

@@ -1,0 +1,220 @@
+import { createHash } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { batchWorkflowId, type BatchResult, type BatchWorkflowInput } from './batch/types';
+import { fingerprintOf } from './delivery-start';
+import type { Delivery, DeliveryResult, Outcome } from './delivery/types';
+import { InvalidInputError, type Problem } from './errors';
+import { idSchema, storedBytes } from './validation/limits';
+import { Tenant } from './workflows/definitions';
+import type { batchWorkflow } from './workflows/batch';
+
+/*
+ * Batches on the client's side (docs/batches.md): a set of deliveries cut into batches that each start in one
+ * Temporal start, and what they came to.
+ */
+
+/**
+ * Messages in one batch: at most MAX_BATCH_MESSAGES and MAX_BATCH_BYTES of deliveries as stored. A batch's
+ * input is one payload, stored twice in its history (the start, the activity's input), and Temporal refuses a
+ * payload over 2 MiB: a megabyte leaves room for encryption, the result's row per message and the rest.
+ */
+export const MAX_BATCH_MESSAGES = 1_000;
+export const MAX_BATCH_BYTES = 1024 * 1024;
+export const DEFAULT_BATCH_MESSAGES = 500;
+
+export interface BatchBounds {
+  maxMessages: number;
+  maxBytes: number;
+}
+
+/** One batch to start: the deliveries of one tenant, each message once. */
+export interface PlannedBatch {
+  tenant: string;
+  batchId: string;
+  deliveries: Delivery[];
+}
+
+/**
+ * Cuts validated deliveries into batches: by tenant, then by the bounds. A message repeated in the set (same
+ * delivery id) is sent once if it is the same message, refused (naming `[i].messageId`) if it is not. Batch ids:
+ * `batchId` (with `-1`, `-2`, … when a tenant's messages take several batches), else from the batch's contents,
+ * so that the same messages submitted again make the same batch, which is not started twice.
+ */
+export function planBatches(deliveries: readonly Delivery[], bounds: BatchBounds, batchId?: string): PlannedBatch[] {
+  const byTenant = new Map<string, Delivery[]>();
+  for (const d of uniqueDeliveries(deliveries)) byTenant.set(d.tenant, [...(byTenant.get(d.tenant) ?? []), d]);
+  const batches: PlannedBatch[] = [];
+  for (const [tenant, list] of byTenant) {
+    const chunks = chunk(list, bounds);
+    chunks.forEach((part, n) => {
+      const id = batchId === undefined ? contentId(tenant, part) : chunks.length > 1 ? `${batchId}-${n + 1}` : batchId;
+      batches.push({ tenant, batchId: id, deliveries: part });
+    });
+  }
+  return batches;
+}
+
+/** Bounds as given, checked: a wrong one is refused naming it. */
+export function batchBounds(options: { maxMessages?: number; maxBytes?: number }, field = ''): BatchBounds {
+  const problems: Problem[] = [];
+  const bound = (name: 'maxMessages' | 'maxBytes', max: number, fallback: number) => {
+    const value = options[name] ?? fallback;
+    if (!Number.isInteger(value) || value < 1 || value > max)
+      problems.push({ field: field + name, message: `must be an integer from 1 to ${max}` });
+    return value;
+  };
+  const bounds = {
+    maxMessages: bound('maxMessages', MAX_BATCH_MESSAGES, DEFAULT_BATCH_MESSAGES),
+    maxBytes: bound('maxBytes', MAX_BATCH_BYTES, MAX_BATCH_BYTES),
+  };
+  if (problems.length) throw new InvalidInputError(problems, 'batch options');
+  return bounds;
+}
+
+/** A batch id given by the caller: as a message id, it is part of a workflow id. */
+export function checkBatchId(batchId: string | undefined): void {
+  if (batchId === undefined) return;
+  const parsed = idSchema('batch id').safeParse(batchId);
+  if (!parsed.success) throw new InvalidInputError([{ field: 'batchId', message: parsed.error.issues[0]!.message }], 'batch');
+}
+
+function uniqueDeliveries(deliveries: readonly Delivery[]): Delivery[] {
+  const seen = new Map<string, string>();
+  const problems: Problem[] = [];
+  const unique: Delivery[] = [];
+  deliveries.forEach((d, i) => {
+    const fingerprint = fingerprintOf(d);
+    const earlier = seen.get(d.deliveryId);
+    if (earlier === undefined) {
+      seen.set(d.deliveryId, fingerprint);
+      unique.push(d);
+    } else if (earlier !== fingerprint) {
+      problems.push({
+        field: `[${i}].messageId`,
+        message: `${d.messageId} is used earlier in the batch for a different message or target`,
+      });
+    }
+  });
+  if (problems.length) throw new InvalidInputError(problems, 'deliveries');
+  return unique;
+}
+
+function chunk(list: Delivery[], { maxMessages, maxBytes }: BatchBounds): Delivery[][] {
+  const chunks: Delivery[][] = [];
+  let current: Delivery[] = [];
+  let bytes = 0;
+  for (const d of list) {
+    const size = storedBytes(d) + 1;
+    if (current.length && (current.length >= maxMessages || bytes + size > maxBytes)) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(d);
+    bytes += size;
+  }
+  if (current.length) chunks.push(current);
+  return chunks;
+}
+
+function contentId(tenant: string, deliveries: Delivery[]): string {
+  const hash = createHash('sha256').update(tenant);
+  for (const d of deliveries) hash.update(`\n${fingerprintOf(d)}`);
+  return hash.digest('base64url').slice(0, 22);
+}
+
+/** A batch as started: `created` false when a batch of that id existed (resubmitted: nothing is sent again). */
+export class BatchHandle {
+  constructor(
+    private readonly client: Client,
+    readonly tenant: string,
+    readonly batchId: string,
+    readonly messages: number,
+    readonly created: boolean,
+  ) {}
+
+  get workflowId(): string {
+    return batchWorkflowId(this.tenant, this.batchId);
+  }
+
+  /** Waits for the batch's first attempts: each message delivered at once, or handed to its own delivery. */
+  result(): Promise<BatchResult> {
+    return this.client.workflow.getHandle<typeof batchWorkflow>(this.workflowId).result();
+  }
+}
+
+/** Starts one batch's workflow; one that exists is not started again. */
+export async function startBatch(client: Client, taskQueue: string, batch: PlannedBatch, historyLimit?: number): Promise<BatchHandle> {
+  const input: BatchWorkflowInput = {
+    batchId: batch.batchId,
+    tenant: batch.tenant,
+    deliveries: batch.deliveries,
+    ...(historyLimit && { historyLimit }),
+  };
+  const handle = (created: boolean) => new BatchHandle(client, batch.tenant, batch.batchId, batch.deliveries.length, created);
+  try {
+    await client.workflow.start<typeof batchWorkflow>('batchWorkflow', {
+      workflowId: batchWorkflowId(batch.tenant, batch.batchId),
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      taskQueue,
+      args: [input],
+      staticSummary: `batch of ${batch.deliveries.length} messages for ${batch.tenant}`,
+      typedSearchAttributes: [{ key: Tenant, value: batch.tenant }],
+    });
+    return handle(true);
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return handle(false);
+    throw err;
+  }
+}
+
+/** One message's outcome, however it was reached: at once in its batch, or by its own delivery. */
+export interface MessageOutcome {
+  deliveryId: string;
+  messageId: string;
+  outcome: Outcome;
+  attempts: number;
+  /** The batch's first attempt's code, or the delivery's last error's. */
+  code: string | null;
+}
+
+/** Batches submitted together (Redeliver.submitBatch). */
+export class BatchSubmission {
+  constructor(
+    readonly batches: BatchHandle[],
+    /** Each message's delivery id, in the order given (a message repeated in the set: once). */
+    readonly deliveryIds: string[],
+    private readonly deliveryResult: (deliveryId: string) => Promise<DeliveryResult>,
+  ) {}
+
+  get messages(): number {
+    return this.deliveryIds.length;
+  }
+
+  /** Waits for every message's outcome: its batch's first attempt, then the delivery of each one not delivered at once. */
+  async outcomes(concurrency = 32): Promise<MessageOutcome[]> {
+    const results = (await Promise.all(this.batches.map((b) => b.result()))).flatMap((b) => b.results);
+    const outcomes: MessageOutcome[] = new Array(results.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < results.length) {
+        const i = next++;
+        const r = results[i]!;
+        if (r.disposition === 'delivered') {
+          outcomes[i] = { deliveryId: r.deliveryId, messageId: r.messageId, outcome: 'delivered', attempts: 1, code: r.code };
+          continue;
+        }
+        const d = await this.deliveryResult(r.deliveryId);
+        outcomes[i] = {
+          deliveryId: r.deliveryId,
+          messageId: r.messageId,
+          outcome: d.outcome,
+          attempts: d.attempts,
+          code: d.lastError?.code ?? null,
+        };
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
+    return outcomes;
+  }
+}

@@ -1,0 +1,66 @@
+import { createHash } from 'node:crypto';
+import type { FirstAttempt } from './batch/types';
+import type { Delivery } from './delivery/types';
+import type { DeliveryWorkflowInput } from './workflows/delivery';
+import { deliveryFacts, deliveryStartOptions } from './workflows/start-options';
+
+/*
+ * How a delivery's workflow is started, whoever starts it: Redeliver.submit and redrive (client.ts), or a
+ * batch handing over a message whose first attempt failed (activities/batch.ts). One place, so that a
+ * delivery reads the same in the UI and to `submit` (its fingerprint) however it began.
+ */
+
+/** Kept in the workflow's memo: what status needs of a closed delivery without reading its history. */
+export interface DeliveryMemo {
+  fingerprint: string;
+  delivery: ReturnType<typeof deliveryFacts>;
+  /** A redriven run: the dead letter's run, and the token of the redrive call that started it. */
+  redriveOf?: string;
+  redriveToken?: string;
+  /** Started by this batch (its workflow id), which made the first attempt. */
+  batch?: string;
+}
+
+/** A redrive's start: the dead letter's run, and a token of its own that tells the caller the run it started. */
+export interface Redrive {
+  of: string;
+  token: string;
+}
+
+export interface DeliveryStart {
+  taskQueue: string;
+  reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE';
+  historyLimit?: number;
+  redrive?: Redrive;
+  /** A batch's failed first attempt, and the batch's workflow id. */
+  handedOver?: { firstAttempt: FirstAttempt; batch: string };
+}
+
+/** The options of `client.workflow.start('deliveryWorkflow', …)`, but for the redrive's request id (client.ts). */
+export function deliveryStart(delivery: Delivery, start: DeliveryStart) {
+  const { redrive, handedOver } = start;
+  const input: DeliveryWorkflowInput = {
+    delivery,
+    ...(start.historyLimit && { historyLimit: start.historyLimit }),
+    ...(handedOver && { firstAttempt: handedOver.firstAttempt }),
+  };
+  const memo: DeliveryMemo = {
+    fingerprint: fingerprintOf(delivery),
+    delivery: deliveryFacts(delivery),
+    ...(redrive && { redriveOf: redrive.of, redriveToken: redrive.token }),
+    ...(handedOver && { batch: handedOver.batch }),
+  };
+  const note = redrive ? 'redriven' : handedOver ? `from ${handedOver.batch}` : undefined;
+  return {
+    ...deliveryStartOptions(delivery, start.reuse, note),
+    taskQueue: start.taskQueue,
+    args: [input] as [DeliveryWorkflowInput],
+    memo: memo as unknown as Record<string, unknown>,
+  };
+}
+
+/** What makes two submissions "the same message": everything but the submit time. */
+export function fingerprintOf(delivery: Delivery): string {
+  const { submittedAt: _submittedAt, ...rest } = delivery;
+  return createHash('sha256').update(JSON.stringify(rest)).digest('base64url').slice(0, 22);
+}
