@@ -65,9 +65,15 @@ export async function startWorkerProcess(
   options: WorkerProcessOptions = {},
 ): Promise<WorkerProcess> {
   const flags = [...(options.retryBudget === false ? ['budget=off'] : []), ...(options.endpointHealth === false ? ['health=off'] : [])];
-  const child = fork(path.join(__dirname, 'worker-process.js'), [kind, address, taskQueue, ...flags], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  return forkWorkerProcess('worker-process.js', [kind, address, taskQueue, ...flags]);
+}
+
+/**
+ * A benchmark process of bench/ (its compiled `script`) that says 'ready' once it works and answers
+ * 'stats' (process-stats.ts); stopped with SIGTERM.
+ */
+export async function forkWorkerProcess(script: string, args: string[]): Promise<WorkerProcess> {
+  const child = fork(path.join(__dirname, script), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   await new Promise<void>((resolve, reject) => {
     child.once('message', (m) => (m === 'ready' ? resolve() : reject(new Error(`unexpected ${String(m)}`))));
     child.once('exit', (code) => reject(new Error(`bench worker exited with ${code}`)));
@@ -122,6 +128,17 @@ export async function waitForCount(client: Client, query: string, target: number
     if (count >= target) return Date.now();
     if (Date.now() > deadline) throw new Error(`timed out: ${count} of ${target} for ${query}`);
     await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** CPU time (user + system) of a process by pid (Linux, at its 100 clock ticks a second), in ms; 0 where /proc is unavailable. */
+export function cpuMsOf(pid: number | undefined): number {
+  try {
+    // the command name in parentheses may hold spaces: the fields counted here come after it
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
   }
 }
 

@@ -1,9 +1,10 @@
 /**
- * `npm run bench [-- --quick] [-- --only throughput,cost,timers,storm,parked]`: the benchmarks of
+ * `npm run bench [-- --quick] [-- --only throughput,cost,timers,storm,parked,volume]`: the benchmarks of
  * bench/README.md on a local dev server with file persistence. Writes bench/results/results.json,
- * results.md and plots (bench/results/quick/ for --quick). Not part of `npm test`.
+ * results.md and plots (bench/results/quick/ for --quick); sections not run this time are kept from the
+ * previous results.json. Not part of `npm test`.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import path from 'node:path';
 import { startFlakyEndpoint } from '../src/demo/flaky-endpoint';
@@ -16,6 +17,7 @@ import { retryCost, type RetryCostRow } from './retry-cost';
 import { retryStorm, type StormRow } from './retry-storm';
 import { throughput, type ThroughputRow } from './throughput';
 import { timerPrecision, type TimerPrecisionRow } from './timer-precision';
+import { SINK_LOAD_CONNECTIONS, volume, type VolumeResults, type VolumeRow } from './volume';
 
 const SIZES = {
   full: {
@@ -25,6 +27,7 @@ const SIZES = {
     storm: { deliveries: 1_000, downMs: 120_000 },
     parked: [1_000, 10_000, 20_000, 40_000, 80_000],
     parkedBudgetMs: 8 * 60_000,
+    volume: { messages: [20_000], single: 1_000, memory: 100_000, latency: { perSecond: 1_000, seconds: 30 } },
   },
   quick: {
     throughput: [200, 1_000],
@@ -33,6 +36,7 @@ const SIZES = {
     storm: { deliveries: 100, downMs: 20_000 },
     parked: [500, 2_000],
     parkedBudgetMs: 60_000,
+    volume: { messages: [3_000], single: 300, memory: 0, latency: { perSecond: 1_000, seconds: 10 } },
   },
 };
 
@@ -45,13 +49,29 @@ interface Results {
   timerPrecision?: TimerPrecisionRow[];
   retryStorm?: StormRow[];
   parked?: ParkedRow[];
+  volume?: VolumeResults;
+  /** When each section was measured: a run with `--only` keeps the other sections of the previous results. */
+  measured?: Partial<Record<SectionKey, string>>;
 }
+
+/** `--only` names → their keys in Results. */
+const SECTIONS = {
+  throughput: 'throughput',
+  cost: 'retryCost',
+  timers: 'timerPrecision',
+  storm: 'retryStorm',
+  parked: 'parked',
+  volume: 'volume',
+} as const;
+type SectionKey = (typeof SECTIONS)[keyof typeof SECTIONS];
 
 async function main(): Promise<void> {
   const mode = process.argv.includes('--quick') ? 'quick' : 'full';
   const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice(7) ?? process.argv[process.argv.indexOf('--only') + 1];
-  const only =
-    process.argv.some((a) => a.startsWith('--only')) && onlyArg ? onlyArg.split(',') : ['throughput', 'cost', 'timers', 'storm', 'parked'];
+  const only = process.argv.some((a) => a.startsWith('--only')) && onlyArg ? onlyArg.split(',') : Object.keys(SECTIONS);
+  const unknown = only.filter((name) => !(name in SECTIONS));
+  if (unknown.length > 0) throw new Error(`--only: unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(SECTIONS).join(', ')}`);
+  const ran = only.map((name) => SECTIONS[name as keyof typeof SECTIONS]);
   const sizes = SIZES[mode];
   const outDir = path.join(__dirname, '..', '..', 'bench', 'results', ...(mode === 'quick' ? ['quick'] : []));
   mkdirSync(outDir, { recursive: true });
@@ -68,8 +88,12 @@ async function main(): Promise<void> {
       sqlitePragmas: BENCH_SQLITE_PRAGMAS,
     },
   };
+  keepPrevious(results, path.join(outDir, 'results.json'), ran);
   // written after each benchmark, so that a later failure loses nothing measured
-  const save = () => writeFileSync(path.join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  const save = () => {
+    for (const key of ran) if (results[key]) (results.measured ??= {})[key] = results.date;
+    writeFileSync(path.join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  };
   const bench = await startBenchServer(7390);
   const sink = await startFlakyEndpoint();
   try {
@@ -101,15 +125,34 @@ async function main(): Promise<void> {
       results.parked = await parkedCapacity(bench, sink, sizes.parked, sizes.parkedBudgetMs);
       save();
     }
+    if (only.includes('volume')) {
+      console.log('volume ...');
+      results.volume = await volume(bench, sink, sizes.volume);
+      save();
+      sink.received.length = 0;
+    }
   } finally {
     await sink.close();
     await bench.stop();
   }
-  writeFileSync(path.join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  save();
   const markdown = report(results);
   writeFileSync(path.join(outDir, 'results.md'), markdown);
-  if (results.retryStorm) await writePlots(results.retryStorm, outDir);
+  // a kept section's plot is already there
+  if (results.retryStorm && ran.includes('retryStorm')) await writePlots(results.retryStorm, outDir);
   console.log(`\n${markdown}`);
+}
+
+/** The sections this run does not measure stay as the previous run of the same mode left them. */
+function keepPrevious(results: Results, file: string, ran: SectionKey[]): void {
+  if (!existsSync(file)) return;
+  const previous = JSON.parse(readFileSync(file, 'utf8')) as Results;
+  const kept = results as unknown as Record<SectionKey, unknown>;
+  for (const key of Object.values(SECTIONS)) {
+    if (ran.includes(key) || previous[key] === undefined) continue;
+    kept[key] = previous[key];
+    (results.measured ??= {})[key] = previous.measured?.[key] ?? previous.date;
+  }
 }
 
 function table(header: string[], rows: (string | number)[][]): string {
@@ -123,6 +166,12 @@ export function report(r: Results): string {
     '',
     `${r.date} · ${r.machine.cpus} cores, ${r.machine.memoryGb} GiB · Node ${r.machine.node} · Temporal CLI ${r.machine.temporalCli} dev server, SQLite file with ${r.machine.sqlitePragmas.join(', ')} · worker in its own process. Ratios compare figures measured in this same run.`,
   ];
+  const earlier = Object.entries(r.measured ?? {}).filter(([, date]) => date !== r.date);
+  if (earlier.length > 0)
+    parts.push(
+      '',
+      `Kept from earlier runs (not rerun this time; each section's ratios are from its own run): ${earlier.map(([key, date]) => `${key} (${date})`).join(', ')}.`,
+    );
   if (r.throughput) {
     parts.push('', '## 1. Throughput: first-attempt success to a local sink', '');
     const sizes = [...new Set(r.throughput.map((t) => t.deliveries))];
@@ -138,6 +187,10 @@ export function report(r: Results): string {
           'ratio',
           'redeliver peak RSS MB',
           'baseline peak RSS MB',
+          'redeliver events / delivery',
+          'baseline events / delivery',
+          'redeliver workflow tasks / delivery',
+          'baseline workflow tasks / delivery',
         ],
         sizes.map((n) => {
           const a = r.throughput!.find((t) => t.deliveries === n && t.system === 'redeliver')!;
@@ -152,11 +205,16 @@ export function report(r: Results): string {
             x(a.workerCpuMsPerDelivery, b.workerCpuMsPerDelivery),
             a.workerPeakRssMb,
             b.workerPeakRssMb,
+            // results recorded before these were measured have none
+            a.historyEventsPerDelivery ?? '—',
+            b.historyEventsPerDelivery ?? '—',
+            a.workflowTasksPerDelivery ?? '—',
+            b.workflowTasksPerDelivery ?? '—',
           ];
         }),
       ),
       '',
-      'Baseline: the simplest workflow calling one activity that makes the same POST.',
+      'Baseline: the simplest workflow calling one activity that makes the same POST. Events and workflow tasks: per delivery, the mean over 10 histories spread across the run. A redeliver delivery makes its first attempt as a local activity inside its first workflow task (src/workflows/delivery-turn.ts): no activity task.',
     );
   }
   if (r.retryCost) {
@@ -239,7 +297,77 @@ export function report(r: Results): string {
       ),
     );
   }
+  // results from before redeliver joined the section were a bare list of rows
+  if (r.volume && !Array.isArray(r.volume)) parts.push(...volumeReport(r.volume));
   return `${parts.join('\n')}\n`;
+}
+
+function volumeReport({ rows, latency }: VolumeResults): string[] {
+  const parts = ['', '## 6. Volume: messages that succeed at once, end to end, against BullMQ', ''];
+  const sizes = [...new Set(rows.map((v) => v.messages))];
+  const cell = (v: number | undefined) => (v === undefined ? '—' : v);
+  parts.push(
+    table(
+      [
+        'messages',
+        'system',
+        'messages /s',
+        'vs BullMQ',
+        'worker CPU ms / message',
+        'vs BullMQ',
+        'worker peak RSS MB',
+        'server CPU ms / message',
+        'history events / message',
+        's',
+      ],
+      sizes.flatMap((n) => {
+        const bull = rows.find((v) => v.messages === n && v.system === 'bullmq');
+        return rows
+          .filter((v) => v.messages === n)
+          .map((v) => [
+            n,
+            v.system,
+            v.perSecond,
+            bull ? x(v.perSecond, bull.perSecond) : '—',
+            v.workerCpuMsPerMessage,
+            bull ? x(v.workerCpuMsPerMessage, bull.workerCpuMsPerMessage) : '—',
+            v.workerPeakRssMb,
+            cell(v.serverCpuMsPerMessage),
+            cell(v.eventsPerMessage),
+            v.seconds,
+          ]);
+      }),
+    ),
+    '',
+    `Each system delivers every message to the same local sink (src/demo/flaky-endpoint.ts, HTTP 202) with one POST each; messages/s from the first submit or add until the sink has answered every message with a 2xx. BullMQ: a fresh redis-server (append-only file on, fsync every second, no RDB snapshots), jobs added with addBulk in chunks of 1,000, job options \`attempts: 10, backoff: { type: 'exponential', delay: 200 }, removeOnComplete: true\`, one Worker with concurrency 50 in its own process POSTing with undici (keep-alive); server CPU is redis-server's. sink-alone: the same POSTs from a plain undici Pool with ${SINK_LOAD_CONNECTIONS} keep-alive connections in a process of its own, no queue: its worker columns are the load generator's.`,
+  );
+  parts.push('', ...redeliverLines(rows, latency));
+  for (const alone of rows.filter((v) => v.system === 'sink-alone')) {
+    const best = Math.max(...rows.filter((v) => v.messages === alone.messages && v.system !== 'sink-alone').map((v) => v.perSecond));
+    if (!(best > 0)) continue;
+    const oneCore = alone.sinkCpuMsPerMessage ? Math.round(1000 / alone.sinkCpuMsPerMessage) : undefined;
+    parts.push(
+      '',
+      `Sink alone, ${alone.messages} POSTs: ${alone.perSecond}/s, ${x(alone.perSecond, best)} the fastest system's rate${oneCore ? `; the sink spent ${alone.sinkCpuMsPerMessage} ms CPU per POST (about ${oneCore}/s if it had a core to itself)` : ''}.`,
+    );
+  }
+  return parts;
+}
+
+/** The issue's targets, as ratios of this run: batches against one workflow per message and against BullMQ, latency, memory. */
+function redeliverLines(rows: VolumeRow[], latency: VolumeResults['latency']): string[] {
+  const single = rows.find((v) => v.system === 'redeliver-single');
+  const batches = rows.filter((v) => v.system === 'redeliver-batch');
+  const lines: string[] = [];
+  for (const b of batches) {
+    const bull = rows.find((v) => v.messages === b.messages && v.system === 'bullmq');
+    const vs = [single && `${x(b.perSecond, single.perSecond)} redeliver's one workflow per message (${single.perSecond}/s)`, bull && `${x(b.perSecond, bull.perSecond)} BullMQ`];
+    lines.push(`- Batches, ${b.messages} messages: ${b.perSecond}/s, ${vs.filter(Boolean).join(', ')}; ${b.eventsPerMessage} history events per message; worker peak RSS ${b.workerPeakRssMb} MB.`);
+  }
+  lines.push(
+    `- Latency through the batcher (a producer in its own process offering ${latency.offeredPerSecond} messages/s one at a time for ${latency.messages / latency.offeredPerSecond} s, default batcher): submit → arrival at the sink p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms, max ${latency.maxMs} ms; ${latency.deliveredPerSecond}/s reached the sink.`,
+  );
+  return lines;
 }
 
 export async function writePlots(storm: StormRow[], outDir: string): Promise<void> {

@@ -8,6 +8,7 @@ import { NativeConnection, Runtime, DefaultLogger, Worker, type WorkerOptions } 
 import { createHttpAgent } from '../src/transports/http';
 import { createWorker, runWorker } from '../src/worker';
 import { createBaselineActivities } from './baseline/activities';
+import { answerStats } from './process-stats';
 
 async function main(): Promise<void> {
   const [kind, address, taskQueue, ...flags] = process.argv.slice(2);
@@ -25,16 +26,7 @@ async function main(): Promise<void> {
     kind === 'redeliver'
       ? await createWorker({ address, taskQueue, maxConcurrentAttempts: 500, ...benchWorkerOptions(), ...off, workerOptions: common })
       : await baselineWorker(address, taskQueue, common);
-  let peakRss = process.memoryUsage().rss;
-  setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100).unref();
-  process.on('message', (msg) => {
-    if (msg === 'stats') {
-      const cpu = process.cpuUsage();
-      const rss = process.memoryUsage().rss;
-      peakRss = Math.max(peakRss, rss);
-      process.send?.({ cpuMs: (cpu.user + cpu.system) / 1000, rss, peakRss });
-    }
-  });
+  answerStats();
   // runWorker closes what createWorker opened; the baseline's connection goes with the process
   const running = kind === 'redeliver' ? runWorker(worker) : worker.run();
   process.send?.('ready');

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs before `npm start` and `npm test`: installs what each of the README's two commands needs on a
+// Runs before `npm start`, `npm test` and `npm run bench`: installs what each of the README's two commands needs on a
 // fresh machine, so that each does all of its own set-up. Before one tier of the tests too: `test:unit`
 // and `test:workflow` need no system package, `test:integration` the same ones as `npm test`.
 //   - the npm dependencies, on a fresh clone or after package-lock.json changed: `npm install`, which
@@ -7,7 +7,8 @@
 //     @swc/core for other systems, and registries that serve only this platform leave those out;
 //   - with `--system a,b`: Debian packages whose programs the tests drive for real (chromium for the UI
 //     test, mosquitto for the MQTT tests, maven to fetch the Java time-skipping test server), with
-//     apt-get when they are missing.
+//     apt-get when they are missing; `npm run bench` asks for redis-server, the Redis of its BullMQ
+//     comparison (bench/bullmq.ts).
 // The Temporal CLI is installed by the code that starts it (src/dev/temporal-cli.ts).
 'use strict';
 const { execFileSync, spawnSync } = require('node:child_process');

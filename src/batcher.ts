@@ -5,12 +5,15 @@ import { batchBounds, planBatches, type BatchBounds, type BatchHandle, type Plan
 import { storedBytes } from './validation/limits';
 import { parseDuration } from './policy/duration';
 
+/** A batch's cost is a workflow: a linger of 100 ms keeps a busy tenant's batcher to about 10 starts a second. */
+export const DEFAULT_LINGER_MS = 100;
+
 export interface BatcherOptions {
   /** A batch goes once it has this many messages. Default 500, at most 1,000. */
   maxMessages?: number;
   /** … or this many bytes of deliveries as stored. Default and at most 1 MiB (docs/batches.md says why). */
   maxBytes?: number;
-  /** … or once its first message has waited this long: ms or a duration string. Default 20 ms. */
+  /** … or once its first message has waited this long: ms or a duration string. Default 100 ms: each batch costs a workflow, so one batcher starts at most about 10 a second per tenant however fast messages come. */
   linger?: number | string;
   /** Batches being started at once; more wait their turn. Default 8. */
   maxInFlight?: number;
@@ -57,7 +60,7 @@ export class Batcher {
     options: BatcherOptions = {},
   ) {
     this.bounds = batchBounds(options);
-    const linger = parseDuration(options.linger ?? 20);
+    const linger = parseDuration(options.linger ?? DEFAULT_LINGER_MS);
     this.lingerMs = linger ?? -1;
     if (!(this.lingerMs >= 0))
       throw new InvalidInputError([{ field: 'linger', message: 'must be a duration of 0 or more' }], 'batcher options');

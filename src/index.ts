@@ -40,6 +40,8 @@ export type {
   DeliveryResult,
   DeliveryStateName,
   DeliveryStatus,
+  HttpBatching,
+  HttpBatchingInput,
   HttpTarget,
   HttpTargetInput,
   MessageKind,

@@ -4,7 +4,8 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import { batchWorkflowId, type BatchResult, type BatchWorkflowInput, type FirstAttempt, type MessageResult } from '../batch/types';
 import { deliveryStart } from '../delivery-start';
 import type { Delivery } from '../delivery/types';
-import { activityClock, type AttemptResult } from './deliver';
+import { planSends, sendPlanned, type PlannedSend } from './batch-requests';
+import { activityClock, type AttemptResult, type RequestAttempt } from './deliver';
 import type { SubmissionCheck } from './submission-check';
 
 /** First attempts in flight at once to one endpoint (host:port), and in one batch. */
@@ -15,6 +16,8 @@ export const HEARTBEAT_EVERY_MS = 2_000;
 
 export interface BatchDeps {
   attempt: (delivery: Delivery, attempt: number, clock?: () => number) => Promise<AttemptResult>;
+  /** Many messages' first attempts in one request, to an endpoint that opted in (target.batch). */
+  attemptRequest: RequestAttempt;
   /** The worker's client: it starts the deliveries of the messages not delivered at once. */
   client: Client | null;
   checkSubmission?: SubmissionCheck;
@@ -40,12 +43,8 @@ export function createBatchActivities(deps: BatchDeps) {
       const handOver = handOverTo(deps.client, context.info.taskQueue, input);
       // a worker with keys refuses a batch submitted without them: every message becomes a dead letter that says so
       const refused = (await deps.checkSubmission?.()) ?? null;
-      const send = async (delivery: Delivery, i: number) => {
-        if (done[i]) return;
-        const clock = activityClock();
-        const startedAt = clock();
-        const result: AttemptResult = refused ? { ok: false, ...refused } : await deps.attempt(delivery, 1, clock);
-        const at = clock();
+      const record = async (i: number, result: AttemptResult, startedAt: number, at: number) => {
+        const delivery = input.deliveries[i]!;
         const row = { messageId: delivery.messageId, deliveryId: delivery.deliveryId, code: result.code, at: new Date(at).toISOString() };
         if (result.ok) done[i] = { ...row, disposition: 'delivered' };
         else {
@@ -54,10 +53,24 @@ export function createBatchActivities(deps: BatchDeps) {
           done[i] = { ...row, disposition: 'handed-over', ...(existing && { existing }) };
         }
       };
+      // a message on its own, or several in one request to an endpoint that takes them so (activities/batch-requests.ts)
+      const send = async (planned: PlannedSend) => {
+        const clock = activityClock();
+        const startedAt = clock();
+        const results = refused
+          ? planned.indexes.map((): AttemptResult => ({ ok: false, ...refused }))
+          : await sendPlanned(deps, input.deliveries, planned, clock);
+        const at = clock();
+        const each = (i: number, n: number) => record(i, results[n]!, startedAt, at);
+        // a failed batched request hands each of its messages over, a few at a time
+        await runBounded(planned.indexes, each, () => 'handed over');
+      };
       // the progress is kept alive and current every few seconds, not per message (each beat serializes it all)
       const beat = setInterval(() => context.heartbeat(done), HEARTBEAT_EVERY_MS);
       try {
-        await runBounded(input.deliveries, send, (d) => d.endpoint);
+        // what a retry of the activity finds done is not sent again
+        const sends = planSends(input.deliveries, (i) => !done[i]);
+        await runBounded(sends, send, (planned) => input.deliveries[planned.indexes[0]!]!.endpoint);
       } finally {
         clearInterval(beat);
       }

@@ -1,6 +1,6 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { Dispatcher } from 'undici';
-import { classify, FAILURE_TYPES, type Classification } from '../classify';
+import { classify, FAILURE_TYPES, type Classification, type TransportOutcome } from '../classify';
 import { mqttQos } from '../delivery/summary';
 import { isMqttTarget, type Delivery, type HttpTarget, type MqttTarget } from '../delivery/types';
 import type { AttemptOutcome } from '../endpoints/types';
@@ -91,37 +91,66 @@ export interface DeliverDeps {
   listener?: AttemptListener;
 }
 
+/** What goes out for an attempt: an HTTP request or an MQTT publish, ended early by the signal. */
+type Exchange = (signal: AbortSignal | undefined) => Promise<{ outcome: TransportOutcome; durationMs: number }>;
+
 /**
- * Sends one attempt of a delivery and classifies what came back. A worker shutting down mid-attempt
- * hands it back (see handedBack); any other cancellation stays a cancellation.
+ * Sends one exchange for one or more deliveries (a batched request carries many: activities/batch-requests.ts)
+ * and classifies what came back for each, by its own overrides. A worker shutting down mid-attempt hands it
+ * back (see handedBack); any other cancellation stays a cancellation.
  */
+function exchangeAndClassify(deps: DeliverDeps) {
+  return async (deliveries: readonly Delivery[], attempt: number, clock: () => number, exchange: Exchange): Promise<AttemptResult[]> => {
+    const startedAt = clock();
+    const cancelled = cancellationSignal();
+    const { outcome, durationMs } = await exchange(cancelled);
+    if (cancelled?.aborted) throw handedBack(cancelled.reason, durationMs);
+    const at = clock();
+    return deliveries.map((delivery): AttemptResult => {
+      const c = classify(outcome, delivery.overrides, at);
+      deps.listener?.attempted(
+        delivery.endpoint,
+        { at, ok: c.class === 'success', class: c.class, code: c.code },
+        { deliveryId: delivery.deliveryId, attempt, startedAt },
+      );
+      if (c.class === 'success') return { ok: true, code: c.code, reason: c.reason, durationMs };
+      return { ok: false, ...c, durationMs };
+    });
+  };
+}
+
+/** Sends one attempt of a delivery, over HTTP or MQTT by its target, and classifies what came back. */
 export function createAttempt(deps: DeliverDeps) {
   // made on first use when the worker passed none: a worker that never sees an MQTT target opens nothing
   let pool = deps.mqtt;
   const mqtt = () => (pool ??= createMqttPool());
+  const send = exchangeAndClassify(deps);
   return async function attempt(
     delivery: Delivery,
     attempt: number,
     clock: () => number = deps.now ?? activityClock(),
   ): Promise<AttemptResult> {
-    const startedAt = clock();
-    const cancelled = cancellationSignal();
     const target = delivery.target;
-    const { outcome, durationMs } = isMqttTarget(target)
-      ? await mqtt().publish(mqttPublishOf(delivery, target, attempt, cancelled))
-      : await sendHttp(httpRequestOf(delivery, target, attempt, cancelled), deps.http);
-    if (cancelled?.aborted) throw handedBack(cancelled.reason, durationMs);
-    const at = clock();
-    const c = classify(outcome, delivery.overrides, at);
-    deps.listener?.attempted(
-      delivery.endpoint,
-      { at, ok: c.class === 'success', class: c.class, code: c.code },
-      { deliveryId: delivery.deliveryId, attempt, startedAt },
+    const [result] = await send([delivery], attempt, clock, (signal) =>
+      isMqttTarget(target)
+        ? mqtt().publish(mqttPublishOf(delivery, target, attempt, signal))
+        : sendHttp(httpRequestOf(delivery, target, attempt, signal), deps.http),
     );
-    if (c.class === 'success') return { ok: true, code: c.code, reason: c.reason, durationMs };
-    return { ok: false, ...c, durationMs };
+    return result!;
   };
 }
+
+/**
+ * The first attempt of many deliveries in one HTTP request (activities/batch-requests.ts builds it): one
+ * result per delivery, in their order, each the request's outcome classified by that delivery's overrides.
+ */
+export function createRequestAttempt(deps: DeliverDeps) {
+  const send = exchangeAndClassify(deps);
+  return (deliveries: readonly Delivery[], request: HttpRequest, clock: () => number = deps.now ?? activityClock()) =>
+    send(deliveries, 1, clock, (signal) => sendHttp({ ...request, ...(signal && { signal }) }, deps.http));
+}
+
+export type RequestAttempt = ReturnType<typeof createRequestAttempt>;
 
 /** The ApplicationFailure a failed attempt ends its activity with: one type per class (FAILURE_TYPES). */
 export function attemptFailure(failure: AttemptFailureDetails, nextRetryDelay?: number, progress?: unknown): ApplicationFailure {

@@ -4,7 +4,7 @@ import type { RetryBudget } from '../endpoints/budget';
 import type { EndpointReporter } from './endpoint-reporter';
 import { createMqttPool, type MqttPool } from '../transports/mqtt';
 import { createBatchActivities } from './batch';
-import { createAttempt, createDeliverActivities, type AttemptListener } from './deliver';
+import { createAttempt, createDeliverActivities, createRequestAttempt, type AttemptListener } from './deliver';
 import { createProgressActivities } from './progress';
 import { submissionCheck } from './submission-check';
 import { createRetryActivities } from './retry';
@@ -53,7 +53,12 @@ export function createActivities(deps: ActivityDeps) {
         heldBack: (endpoint: string) => reporter.heldBack(endpoint),
       }),
     }),
-    ...createBatchActivities({ attempt, client: deps.client ?? null, ...(checkSubmission && { checkSubmission }) }),
+    ...createBatchActivities({
+      attempt,
+      attemptRequest: createRequestAttempt(attemptDeps),
+      client: deps.client ?? null,
+      ...(checkSubmission && { checkSubmission }),
+    }),
     ...createProgressActivities(deps.client ?? null),
     ...createSubscriptionActivities({ ...deps, mqtt }),
   };

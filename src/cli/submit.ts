@@ -1,14 +1,12 @@
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InvalidInputError } from '../errors';
 import type { DeliveryInput } from '../delivery/types';
-import { validateDeliveries, validateDelivery } from '../validation/delivery';
-import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
+import { validateDelivery } from '../validation/delivery';
+import { connect, withConnectionFlags } from './connection';
 import { emit } from './output';
-import { progressBar } from './progress';
+import { refuseBatchFlags, submitFile, type FileFlags } from './submit-file';
 
-interface SubmitFlags extends ConnectionFlags {
-  file?: string;
+interface SubmitFlags extends FileFlags {
   kind: string;
   qos?: string;
   target: string;
@@ -34,8 +32,6 @@ interface SubmitFlags extends ConnectionFlags {
   maxAttempts?: string;
   maxAge?: string;
   override: string[];
-  json?: boolean;
-  wait?: boolean;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -44,8 +40,13 @@ export function registerSubmit(program: Command): void {
   withConnectionFlags(
     program
       .command('submit')
-      .description('submit one delivery; prints its id (idempotent: the same --id returns the existing delivery)')
+      .description(
+        'submit one delivery, or a file of them in batches; prints the ids (idempotent: the same --id, or the same file, starts nothing new)',
+      )
       .option('--file <path>', 'bulk: a JSON array or NDJSON of deliveries (as in the client API); - for stdin')
+      .option('--no-batch', 'with --file: one workflow per message instead of batches')
+      .option('--batch-id <id>', 'with --file: the batch id (default: a hash of the contents; several batches: <id>-1, <id>-2, …)')
+      .option('--batch-size <n>', 'with --file: messages per batch, 1 to 1000 (default 500)')
       .option('--kind <kind>', 'telemetry | event | command-response')
       .option('--qos <0|1>', 'telemetry only (default 1)')
       .option('--target <url>', 'http(s) or mqtt(s) URL; {tenant} {device} {requestId} {status} are filled in')
@@ -74,7 +75,7 @@ export function registerSubmit(program: Command): void {
       .option('--max-attempts <n>', 'attempts in all, 0 = unlimited (default 0)')
       .option('--max-age <duration>', 'expire after this long (default per kind)')
       .option('--override <code=class>', 'treat a code as another class or success, e.g. http-409=success (repeatable)', collect, [])
-      .option('--wait', 'wait for the outcome and print it')
+      .option('--wait', "wait for the outcome and print it (with --file: every message's, counted by outcome)")
       .option('--json', 'print JSON'),
   )
     .addHelpText(
@@ -83,10 +84,13 @@ export function registerSubmit(program: Command): void {
 Examples:
   $ redeliver submit --kind event --tenant acme --device sensor-1 --id msg-42 \\
       --target https://ingest.example.com/events --data '{"temp":21.5}' --json
-  $ redeliver submit --file deliveries.ndjson     # bulk, with a progress bar`,
+  $ redeliver submit --file telemetry.ndjson                # in batches of up to 500
+  $ redeliver submit --file telemetry.ndjson --wait --json  # and wait: counts by outcome, elapsedMs
+  $ redeliver submit --file deliveries.ndjson --no-batch    # one workflow per message, with a progress bar`,
     )
     .action(async (flags: SubmitFlags) => {
       if (flags.file !== undefined) return submitFile(flags);
+      refuseBatchFlags(flags);
       const input = inputFromFlags(flags);
       validateDelivery(input); // bad input is refused (exit 2) before connecting to anything
       const redeliver = await connect(flags);
@@ -109,49 +113,6 @@ Examples:
         await redeliver.close();
       }
     });
-}
-
-async function submitFile(flags: SubmitFlags): Promise<void> {
-  const inputs = parseDeliveries(flags.file === '-' ? readFileSync(0, 'utf8') : readFileSync(flags.file!, 'utf8'));
-  validateDeliveries(inputs); // every input, before connecting: bad input starts nothing and draws no bar
-  const redeliver = await connect(flags);
-  try {
-    let bar: ReturnType<typeof progressBar> | undefined;
-    const handles = await redeliver.submitMany(inputs, (done) => (bar ??= progressBar('submit', inputs.length)).update(done));
-    bar?.stop();
-    const rows = handles.map((h) => ({ deliveryId: h.deliveryId, created: h.created }));
-    const created = rows.filter((r) => r.created).length;
-    emit(
-      !!flags.json,
-      rows,
-      () => `submitted ${created} deliveries${rows.length > created ? `, ${rows.length - created} existed already` : ''}`,
-    );
-  } finally {
-    await redeliver.close();
-  }
-}
-
-/** A JSON array, or one JSON object per line (NDJSON); a line that does not parse is named. */
-export function parseDeliveries(text: string): DeliveryInput[] {
-  if (text.trimStart().startsWith('[')) {
-    try {
-      return JSON.parse(text) as DeliveryInput[];
-    } catch (err) {
-      throw new InvalidInputError([{ field: '--file', message: `is not valid JSON: ${(err as Error).message}` }], 'flags');
-    }
-  }
-  const problems: { field: string; message: string }[] = [];
-  const inputs: DeliveryInput[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (!line.trim()) return;
-    try {
-      inputs.push(JSON.parse(line) as DeliveryInput);
-    } catch (err) {
-      problems.push({ field: `--file line ${i + 1}`, message: `is not valid JSON: ${(err as Error).message}` });
-    }
-  });
-  if (problems.length) throw new InvalidInputError(problems, 'flags');
-  return inputs;
 }
 
 /** Flags → DeliveryInput. Values stay as typed so validation can name what was wrong. */

@@ -43,6 +43,28 @@ export interface HttpTargetInput {
   headers?: Record<string, string>;
   /** Attempt timeout: ms or a duration string. Default 10 s. */
   timeout?: number | string;
+  /** Opt-in: the endpoint takes many messages in one request, and a batch's first attempts to it go so. Default: off. */
+  batch?: HttpBatchingInput;
+}
+
+/**
+ * An endpoint that takes many messages in one request (docs/batches.md): the first attempts a batch makes to
+ * it go together, as a JSON array or as NDJSON lines. A single submit, and every attempt after the first,
+ * still sends one message per request.
+ */
+export interface HttpBatchingInput {
+  /** `json`: a JSON array of messages; `ndjson`: one message per line. */
+  format: 'json' | 'ndjson';
+  /** Messages per request: 2 to 1,000. Default 100. */
+  maxMessages?: number;
+  /** Bytes of a request's body: 1 KiB to 4 MiB. Default 256 KiB. A message bigger than this alone is sent on its own. */
+  maxBytes?: number;
+}
+
+export interface HttpBatching {
+  format: 'json' | 'ndjson';
+  maxMessages: number;
+  maxBytes: number;
 }
 
 export interface HttpTarget {
@@ -50,6 +72,8 @@ export interface HttpTarget {
   method: 'POST' | 'PUT' | 'PATCH';
   headers: Record<string, string>;
   timeout: number;
+  /** Absent unless the target opts in: deliveries recorded before it keep their shape (and fingerprint). */
+  batch?: HttpBatching;
 }
 
 export type MqttVersion = '3.1.1' | '5';

@@ -66,6 +66,44 @@ function demoDeliveries(url: string, run: string): { input: DeliveryInput; expec
   ];
 }
 
+/** Messages in the demo's batch, and those of them whose first attempt gets a 503. */
+const BATCH_SIZE = 50;
+const FAIL_FIRST = new Set([17, 38]);
+
+/** The demo's batch: telemetry from five meters, each message a line of a batch. */
+function batchMessages(url: string, run: string): DeliveryInput[] {
+  return Array.from({ length: BATCH_SIZE }, (_, n) => ({
+    kind: 'telemetry',
+    tenant: 'demo',
+    device: `meter-${(n % 5) + 1}`,
+    messageId: `${run}-batch-${String(n + 1).padStart(2, '0')}`,
+    target: `${url}/telemetry${FAIL_FIRST.has(n + 1) ? '?fail=1&status=503' : ''}`,
+    payload: { kwh: 1000 + n },
+  }));
+}
+
+/**
+ * A batch, as a producer with volume sends one: one workflow makes every message's first attempt, and only
+ * the messages that fail get a workflow of their own.
+ */
+async function runBatchDemo(redeliver: Redeliver, url: string, run: string, say: (line: string) => void): Promise<void> {
+  const submission = await redeliver.submitBatch(batchMessages(url, run), { batchId: `telemetry-${run}` });
+  const batch = submission.batches[0]!;
+  say(`\nsubmitted a batch of ${batch.messages} telemetry messages in one workflow, ${batch.workflowId}`);
+  say(`  (expect: ${batch.messages - FAIL_FIRST.size} delivered at once, ${FAIL_FIRST.size} get a 503 and become deliveries of their own)`);
+  const result = await batch.result();
+  say(`  first attempts: ${result.delivered} delivered at once, ${result.handedOver} handed over to deliveries of their own`);
+  const handedOver = new Set(result.results.filter((r) => r.disposition === 'handed-over').map((r) => r.deliveryId));
+  const outcomes = await submission.outcomes();
+  for (const o of outcomes.filter((o) => handedOver.has(o.deliveryId))) {
+    say(`  handed over: ${o.deliveryId} ${o.outcome} after ${o.attempts} attempts (the first made by the batch)`);
+  }
+  const delivered = outcomes.filter((o) => o.outcome === 'delivered').length;
+  say(`  batch: ${delivered} of ${outcomes.length} delivered`);
+  say(`See it in the UI: the workflow ${batch.workflowId} (its result lists every message's code), and the`);
+  say(`handed-over deliveries, whose titles end "(from ${batch.workflowId})".`);
+}
+
 /** Delivers the demo messages to a flaky local endpoint, printing each change of state and each outcome. */
 export async function runDemo(redeliver: Redeliver, say: (line: string) => void): Promise<void> {
   const endpoint = await startFlakyEndpoint();
@@ -115,6 +153,7 @@ endpoint ${host}: ${view.state}, ${view.attemptsLastMinute} attempts in the last
       }
       await new Promise((r) => setTimeout(r, 250));
     }
+    await runBatchDemo(redeliver, endpoint.url, run, say);
   } finally {
     await endpoint.close();
   }

@@ -5,7 +5,7 @@ import { STABLE_CODE } from '../classify/classify';
 import { policyProblems, validatePolicy } from '../policy';
 import { parseDuration } from '../policy/duration';
 import type { BackoffPolicyInput } from '../policy/types';
-import type { Delivery, DeliveryInput, MessageKind, MqttTargetInput, Target } from '../delivery/types';
+import type { Delivery, DeliveryInput, HttpBatching, HttpBatchingInput, MessageKind, MqttTargetInput, Target } from '../delivery/types';
 import { deliveryIdOf } from '../delivery/ids';
 import {
   contentTypeSchema,
@@ -32,6 +32,17 @@ export function defaultMaxDeliveryBytes(maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BY
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
 const MAX_ATTEMPT_TIMEOUT_MS = 5 * 60_000;
 
+/**
+ * An opted-in endpoint's batched requests (target.batch, docs/batches.md). 100 messages' ids fit the
+ * `message-ids` header (activities/batch-requests.ts); 256 KiB, the largest single payload, sits under the
+ * body limits endpoints commonly set (nginx's default 1 MiB). The upper bounds are a batch's own: it holds at
+ * most 1,000 messages and 1 MiB of stored deliveries (batches.ts).
+ */
+export const BATCHING = {
+  maxMessages: { default: 100, min: 2, max: 1_000 },
+  maxBytes: { default: 256 * 1024, min: 1024, max: 4 * 1024 * 1024 },
+} as const;
+
 /** An error message that says "is required" when the field is missing. */
 const want = (message: string) => (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : message);
 
@@ -50,7 +61,7 @@ export const DEFAULT_MQTT_TOPICS: Record<MessageKind, string> = {
   'command-response': 'command///res/{requestId}/{status}',
 };
 
-const HTTP_FIELDS = ['method', 'headers'] as const;
+const HTTP_FIELDS = ['method', 'headers', 'batch'] as const;
 const HTTP_USER_INFO = 'send credentials in target.headers (e.g. Authorization)';
 const MQTT_USER_INFO = 'name a credential the worker resolves in target.credential (README, "MQTT credentials")';
 /**
@@ -78,6 +89,24 @@ export const tlsSchema = z
   .strict();
 const MQTT_FIELDS = ['topic', 'protocolVersion', 'credential', 'tls'] as const;
 
+const boundedCount = ({ min, max }: { min: number; max: number }, what: string, belowMin = '') =>
+  z
+    .number({ error: `must be a whole number of ${what} from ${min} to ${max}` })
+    .int({ error: `must be a whole number of ${what} from ${min} to ${max}` })
+    .min(min, { error: `must be at least ${min}${belowMin}` })
+    .max(max, { error: `must be at most ${max}` });
+
+const batchingSchema = z
+  .object(
+    {
+      format: z.enum(['json', 'ndjson'], { error: want('must be "json" (a JSON array) or "ndjson" (one message per line)') }),
+      maxMessages: boundedCount(BATCHING.maxMessages, 'messages', ' (leave batch out to send one message per request)').optional(),
+      maxBytes: boundedCount(BATCHING.maxBytes, 'bytes').optional(),
+    },
+    { error: 'must be an object { format, maxMessages?, maxBytes? }' },
+  )
+  .strict();
+
 // one object for both kinds of target: which fields apply is checked against the URL's scheme below
 const targetSchema = z
   .object({
@@ -95,6 +124,7 @@ const targetSchema = z
       })
       .optional(),
     tls: tlsSchema.optional(),
+    batch: batchingSchema.optional(),
   })
   .strict();
 
@@ -106,7 +136,9 @@ const inputSchema = z
     tenant: idSchema('tenant'),
     device: idSchema('device'),
     target: z.union([z.string(), targetSchema], {
-      error: want('must be a URL, { url, method?, headers?, timeout? } or { url, topic?, protocolVersion?, credential?, timeout?, tls? }'),
+      error: want(
+        'must be a URL, { url, method?, headers?, timeout?, batch? } or { url, topic?, protocolVersion?, credential?, timeout?, tls? }',
+      ),
     }),
     payload: z.unknown(),
     contentType: contentTypeSchema.optional(),
@@ -174,6 +206,7 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
     method?: 'POST' | 'PUT' | 'PATCH';
     headers?: Record<string, string>;
     timeout?: number | string;
+    batch?: HttpBatchingInput;
   } & Omit<MqttTargetInput, 'url' | 'timeout'>;
   const schemes = options.schemes ?? ['http', 'https', 'mqtt', 'mqtts'];
   const targetField = typeof input.target === 'string' ? 'target' : 'target.url';
@@ -219,7 +252,7 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
   const messageId = input.messageId ?? randomUUID();
   const validTarget: Target =
     mqttTopic === undefined
-      ? { url: url.toString(), method: target.method ?? 'POST', headers: target.headers ?? {}, timeout }
+      ? { url: url.toString(), method: target.method ?? 'POST', headers: target.headers ?? {}, timeout, ...batchingOf(target.batch) }
       : {
           transport: 'mqtt',
           // the broker alone: path, query and credentials were refused above
@@ -252,6 +285,19 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
   return delivery;
 }
 
+/** An opted-in target's batching, defaults filled in; nothing at all when it did not opt in (HttpTarget.batch). */
+function batchingOf(input: HttpBatchingInput | undefined): { batch?: HttpBatching } {
+  if (!input) return {};
+  const { maxMessages, maxBytes } = BATCHING;
+  return {
+    batch: {
+      format: input.format,
+      maxMessages: input.maxMessages ?? maxMessages.default,
+      maxBytes: input.maxBytes ?? maxBytes.default,
+    },
+  };
+}
+
 /** The body as sent: a string as is, anything else as JSON (refused, naming the payload, when it has none). */
 function bodyOf(payload: unknown, problems: Problem[]): string {
   if (typeof payload === 'string') return payload;
@@ -265,7 +311,10 @@ function bodyOf(payload: unknown, problems: Problem[]): string {
   return '';
 }
 
-type TargetFields = { url: string; method?: unknown; headers?: Record<string, string> } & Omit<MqttTargetInput, 'url' | 'timeout'>;
+type TargetFields = { url: string; method?: unknown; headers?: Record<string, string>; batch?: unknown } & Omit<
+  MqttTargetInput,
+  'url' | 'timeout'
+>;
 
 /**
  * Checks the target's URL and the fields that go with its scheme; returns the URL (undefined when it

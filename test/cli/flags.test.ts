@@ -73,3 +73,37 @@ test('submit with a bad field: exit 2 naming it before connecting to anything (o
   expect({ code: many.code, stdout: many.stdout }).toEqual({ code: 2, stdout: '' });
   expect(many.stderr).toContain('[1].target.headers');
 });
+
+describe('submit --file: batch flags refused before connecting, naming the flag', () => {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'redeliver-flags-')), 'one.ndjson');
+  beforeAll(() =>
+    writeFileSync(file, JSON.stringify({ kind: 'event', tenant: 'acme', device: 'd', target: 'http://127.0.0.1:1/x', payload: {} })),
+  );
+
+  test.each([
+    [['--batch-size', '0'], '--batch-size: must be a whole number from 1 to 1000'],
+    [['--batch-size', '1001'], '--batch-size: must be a whole number from 1 to 1000'],
+    [['--batch-id', 'a/b'], '--batch-id: must not contain whitespace'],
+    [['--no-batch', '--batch-id', 'b-1'], '--batch-id: is for batches, not --no-batch'],
+  ])('%j', async (flags, message) => {
+    const run = await runCli(['submit', '--file', file, ...flags, ...NOWHERE]);
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(run.stderr).toContain(message);
+  });
+
+  test('a batch flag on a single submit', async () => {
+    const single = '--kind event --tenant a --device d --target http://127.0.0.1:1/x'.split(' ');
+    const run = await runCli(['submit', ...single, '--batch-size', '5', ...NOWHERE]);
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(run.stderr).toContain('--batch-size: is for a bulk submit (--file)');
+  });
+
+  test('a message id used twice in the file for different messages', async () => {
+    const twice = path.join(path.dirname(file), 'twice.ndjson');
+    const input = { kind: 'event', tenant: 'acme', device: 'd', messageId: 'm-1', target: 'http://127.0.0.1:1/x', payload: { n: 1 } };
+    writeFileSync(twice, `${JSON.stringify(input)}\n${JSON.stringify({ ...input, payload: { n: 2 } })}\n`);
+    const run = await runCli(['submit', '--file', twice, ...NOWHERE]);
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(run.stderr).toContain('[1].messageId: m-1 is used earlier');
+  });
+});

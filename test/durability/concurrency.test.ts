@@ -2,21 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { Redeliver } from '../../src/client';
 import type { DeliveryInput } from '../../src/delivery/types';
-import { startReceiver, type Receiver } from '../support/receiver';
-import { startHarness, testAddress, type Harness } from '../support/temporal';
+import { useHarnessAndReceiver } from '../support/setup';
+import { testAddress } from '../support/temporal';
 import { waitFor } from '../support/wait';
 
-let h: Harness;
-let receiver: Receiver;
-beforeAll(async () => {
-  [h, receiver] = await Promise.all([startHarness(), startReceiver()]);
-});
-afterAll(async () => {
-  await h?.stop();
-  await receiver?.close();
-});
+const env = useHarnessAndReceiver();
 
 test('50 concurrent submits of the same message id, from 5 producers: one workflow, one delivery', async () => {
+  const { h, receiver } = env;
   // five producers with connections of their own, ten submits each, all at once
   const connections = await Promise.all(Array.from({ length: 5 }, () => Connection.connect({ address: testAddress() })));
   const producers = connections.map((connection) => new Redeliver(new Client({ connection }), { taskQueue: h.taskQueue }));

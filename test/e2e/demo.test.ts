@@ -46,4 +46,12 @@ test('dev --demo starts Temporal with its UI and a worker, and delivers the demo
   ]);
   // the worker reported every one of those 13 attempts to the endpoint's workflow
   expect(stdout).toMatch(/^endpoint 127\.0\.0\.1:\d+: (healthy|failing|recovering), 13 attempts in the last minute/m);
+  // then a batch of 50 in one workflow: the two messages whose first attempt got a 503 became deliveries of their own
+  const batch = /^submitted a batch of 50 telemetry messages in one workflow, (batch\/demo\/telemetry-\d{14})$/m.exec(stdout);
+  expect(batch).not.toBeNull();
+  expect(stdout).toMatch(/^ {2}first attempts: 48 delivered at once, 2 handed over to deliveries of their own$/m);
+  const handedOver = [...stdout.matchAll(/^ {2}handed over: delivery\/demo\/(meter-\d)\/\d{14}-batch-(\d+) (\w+) after (\d+) attempts/gm)];
+  expect(handedOver.map((m) => m.slice(1).join(':'))).toEqual(['meter-2:17:delivered:2', 'meter-3:38:delivered:2']);
+  expect(stdout).toMatch(/^ {2}batch: 50 of 50 delivered$/m);
+  expect(stdout).toContain(`the workflow ${batch![1]}`);
 }, 120_000);

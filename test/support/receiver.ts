@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 /** What a route does with one request. */
@@ -15,6 +15,7 @@ export interface ReceivedRequest {
   messageId: string | undefined;
   attempt: number | undefined;
   body: string;
+  headers: IncomingHttpHeaders;
   /** Epoch ms when the request's body had arrived. */
   at: number;
   reply: Reply;
@@ -82,6 +83,7 @@ export async function startReceiver(): Promise<Receiver> {
         messageId,
         attempt: info.attempt,
         body: Buffer.concat(chunks).toString('utf8'),
+        headers: req.headers,
         at: Date.now(),
         reply,
         outcome: 'pending',

@@ -1,4 +1,5 @@
 import { startFlakyEndpoint, type FlakyEndpoint } from '../../src/demo/flaky-endpoint';
+import { startReceiver, type Receiver } from './receiver';
 import { startHarness, type Harness } from './temporal';
 
 /** A worker harness and a flaky endpoint for the tests of one file: started before them, stopped after. */
@@ -10,6 +11,19 @@ export function useHarnessAndEndpoint(): { readonly h: Harness; readonly endpoin
   afterAll(async () => {
     await env.h?.stop();
     await env.endpoint?.close();
+  });
+  return env;
+}
+
+/** A worker harness and a scripted receiver (support/receiver.ts) for the tests of one file: started before them, stopped after. */
+export function useHarnessAndReceiver(): { readonly h: Harness; readonly receiver: Receiver } {
+  const env = {} as { h: Harness; receiver: Receiver };
+  beforeAll(async () => {
+    [env.h, env.receiver] = await Promise.all([startHarness(), startReceiver()]);
+  });
+  afterAll(async () => {
+    await env.h?.stop();
+    await env.receiver?.close();
   });
   return env;
 }

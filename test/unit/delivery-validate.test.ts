@@ -352,3 +352,45 @@ describe('command subscriptions follow the same rules', () => {
     expect(JSON.stringify(found)).not.toContain('secret');
   });
 });
+
+describe('target.batch: an endpoint that takes many messages in one request', () => {
+  const url = 'https://ingest.example.com/batch';
+  const target = (t: unknown) => ({ ...ok, target: t });
+  test('defaults are filled in; a target without it keeps the shape (and fingerprint) it had before', () => {
+    expect(validateDelivery(target({ url, batch: { format: 'ndjson' } }), { now: NOW }).target).toEqual({
+      url,
+      method: 'POST',
+      headers: {},
+      timeout: 10_000,
+      batch: { format: 'ndjson', maxMessages: 100, maxBytes: 256 * 1024 },
+    });
+    // as recorded before batching: a resubmission is compared by a fingerprint of the delivery as stored
+    expect(Object.keys(validateDelivery(target({ url }), { now: NOW }).target)).toEqual(['url', 'method', 'headers', 'timeout']);
+  });
+
+  test('every wrong field is named', () => {
+    expect(problems(target({ url, batch: { format: 'xml', maxMessages: 1, maxBytes: 1.5 } }))).toEqual({
+      'target.batch.format': 'must be "json" (a JSON array) or "ndjson" (one message per line)',
+      'target.batch.maxMessages': 'must be at least 2 (leave batch out to send one message per request)',
+      'target.batch.maxBytes': 'must be a whole number of bytes from 1024 to 4194304',
+    });
+    expect(problems(target({ url, batch: { maxMessages: 1001, maxBytes: 5 * 1024 * 1024, linger: 5 } }))).toEqual({
+      'target.batch.format': 'is required',
+      'target.batch.maxMessages': 'must be at most 1000',
+      'target.batch.maxBytes': 'must be at most 4194304',
+      'target.batch.linger': 'is not a known field',
+    });
+    expect(problems(target({ url, batch: 'json' }))).toEqual({
+      'target.batch': 'must be an object { format, maxMessages?, maxBytes? }',
+    });
+    expect(problems(target({ url, batch: { format: 'json', maxMessages: '10' } }))).toEqual({
+      'target.batch.maxMessages': 'must be a whole number of messages from 2 to 1000',
+    });
+  });
+
+  test('an MQTT target cannot opt in', () => {
+    expect(problems(target({ url: 'mqtt://broker.example.com:1883', batch: { format: 'json' } }))).toEqual({
+      'target.batch': 'applies to http:// and https:// targets only',
+    });
+  });
+});

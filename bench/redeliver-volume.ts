@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { Redeliver } from '../src/client';
+import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
+import {
+  cpuMsOf,
+  forkWorkerProcess,
+  quantile,
+  round,
+  startWorkerProcess,
+  waitForCount,
+  type BenchServer,
+  type WorkerProcess,
+} from './harness';
+import { benchMessage } from './volume-message';
+import type { ProduceRun } from './producer-process';
+import { volumeRow, waitForDelivered, type VolumeRow } from './volume-row';
+
+/** redeliver's rows of the volume benchmark (bench/volume.ts): batches, one workflow per message, latency, memory. */
+
+/** A row of redeliver's, with its history events per message delivered at once, read from the run's histories. */
+export type RedeliverVolumeRow = VolumeRow & { eventsPerMessage: number };
+
+/**
+ * `messages` messages submitted with submitBatch (cut into batches of 500) to a worker in its own process, from
+ * the first submit until the sink has every message's 2xx and every batch's workflow has closed.
+ */
+export async function redeliverBatchVolume(bench: BenchServer, sink: FlakyEndpoint, messages: number): Promise<RedeliverVolumeRow> {
+  return withWorker(bench, 'batch', async (redeliver, worker, taskQueue) => {
+    const pathname = `/volume/${taskQueue}`;
+    const inputs = Array.from({ length: messages }, (_, i) => benchMessage(sink.url, pathname, i));
+    const delivered = waitForDelivered(sink, pathname, messages, 60_000 + messages * 20);
+    delivered.catch(() => undefined);
+    const before = await worker.stats();
+    const serverBefore = cpuMsOf(bench.server.process.pid);
+    const started = Date.now();
+    const submission = await redeliver.submitBatch(inputs);
+    const lastArrival = await delivered;
+    const closed = await waitForCount(
+      bench.client,
+      `WorkflowType = 'batchWorkflow' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'`,
+      submission.batches.length,
+      10 * 60_000,
+    );
+    const after = await worker.stats();
+    const span = { started, finished: Math.max(lastArrival, closed) };
+    const events = await historyLength(bench, submission.batches[0]!.workflowId);
+    const row = volumeRow(
+      'redeliver-batch',
+      messages,
+      span,
+      { before, after },
+      { serverCpuMsPerMessage: cpuMsOf(bench.server.process.pid) - serverBefore },
+    );
+    return { ...row, eventsPerMessage: round(events / submission.batches[0]!.messages, 3) };
+  });
+}
+
+/** The same messages, one workflow each (Redeliver.submitMany): what a batch is measured against. */
+export async function redeliverSingleVolume(bench: BenchServer, sink: FlakyEndpoint, messages: number): Promise<RedeliverVolumeRow> {
+  return withWorker(bench, 'single', async (redeliver, worker, taskQueue) => {
+    const pathname = `/volume/${taskQueue}`;
+    const inputs = Array.from({ length: messages }, (_, i) => benchMessage(sink.url, pathname, i));
+    const before = await worker.stats();
+    const serverBefore = cpuMsOf(bench.server.process.pid);
+    const started = Date.now();
+    const handles = await redeliver.submitMany(inputs, undefined, 64);
+    const closed = await waitForCount(
+      bench.client,
+      `WorkflowType = 'deliveryWorkflow' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'`,
+      messages,
+      30 * 60_000,
+    );
+    const after = await worker.stats();
+    const events = await historyLength(bench, handles[0]!.deliveryId);
+    const row = volumeRow(
+      'redeliver-single',
+      messages,
+      { started, finished: closed },
+      { before, after },
+      {
+        serverCpuMsPerMessage: cpuMsOf(bench.server.process.pid) - serverBefore,
+      },
+    );
+    return { ...row, eventsPerMessage: events };
+  });
+}
+
+export interface LatencyRow {
+  /** Messages a second the producer offered, one at a time, through the batcher. */
+  offeredPerSecond: number;
+  messages: number;
+  /** From each `batcher.submit` call to the message's arrival at the sink, ms. */
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** Messages a second that reached the sink over the run. */
+  deliveredPerSecond: number;
+}
+
+/**
+ * Latency through the batcher at a steady offered rate: a producer in its own process (producer-process.ts)
+ * hands over one message at a time, and each message's submit time is compared with its arrival at the sink.
+ */
+export async function batcherLatency(bench: BenchServer, sink: FlakyEndpoint, perSecond: number, seconds: number): Promise<LatencyRow> {
+  return withWorker(bench, 'latency', async (_redeliver, _worker, taskQueue) => {
+    const pathname = `/volume/${taskQueue}`;
+    const messages = perSecond * seconds;
+    const producer = await forkWorkerProcess('producer-process.js', [bench.server.address, taskQueue]);
+    try {
+      const delivered = waitForDelivered(sink, pathname, messages, 60_000 + messages * 20);
+      delivered.catch(() => undefined);
+      const run: ProduceRun = { sinkUrl: sink.url, path: pathname, perSecond, messages };
+      const answer = await new Promise<{ submittedAt?: number[]; error?: string }>((resolve) => {
+        producer.child.once('message', (m) => resolve(m as { submittedAt?: number[]; error?: string }));
+        producer.child.send(run);
+      });
+      if (!answer.submittedAt) throw new Error(`producer: ${answer.error ?? 'no answer'}`);
+      const submittedAt = answer.submittedAt;
+      const last = await delivered;
+      const latencies = sink.received
+        .filter((r) => r.path === pathname && r.messageId)
+        .map((r) => r.at - submittedAt[Number(r.messageId!.slice(1))]!)
+        .sort((a, b) => a - b);
+      return {
+        offeredPerSecond: perSecond,
+        messages,
+        p50Ms: quantile(latencies, 0.5),
+        p99Ms: quantile(latencies, 0.99),
+        maxMs: latencies.at(-1)!,
+        deliveredPerSecond: round(messages / ((last - submittedAt[0]!) / 1000), 1),
+      };
+    } finally {
+      await producer.stop();
+    }
+  });
+}
+
+async function withWorker<R>(
+  bench: BenchServer,
+  name: string,
+  run: (redeliver: Redeliver, worker: WorkerProcess, taskQueue: string) => Promise<R>,
+): Promise<R> {
+  const taskQueue = `vol-${name}-${randomUUID().slice(0, 6)}`;
+  const worker = await startWorkerProcess('redeliver', bench.server.address, taskQueue);
+  try {
+    return await run(new Redeliver(bench.client, { taskQueue }), worker, taskQueue);
+  } finally {
+    await worker.stop();
+  }
+}
+
+async function historyLength(bench: BenchServer, workflowId: string): Promise<number> {
+  const history = await bench.client.workflow.getHandle(workflowId).fetchHistory();
+  return history.events?.length ?? 0;
+}

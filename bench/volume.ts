@@ -1,0 +1,85 @@
+import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
+import { bullmqVolume } from './bullmq';
+import { forkWorkerProcess, type BenchServer, type WorkerProcess } from './harness';
+import type { LoadRun } from './load-process';
+import { batcherLatency, redeliverBatchVolume, redeliverSingleVolume, type LatencyRow } from './redeliver-volume';
+import { volumeRow, type VolumeRow } from './volume-row';
+
+export type { VolumeRow } from './volume-row';
+
+/** Connections of the plain client that measures the sink alone: past BullMQ's 50 jobs in flight. */
+export const SINK_LOAD_CONNECTIONS = 100;
+
+/**
+ * Messages that succeed at once, delivered end to end by each system to the same sink, per size; and the
+ * sink alone under a plain client, to show the sink is not what limits the others.
+ */
+export interface VolumeSizes {
+  /** Messages per run of every system. */
+  messages: number[];
+  /** redeliver with one workflow per message: fewer, it is slow. */
+  single: number;
+  /** A batch run of this many, for the worker's peak memory (0: none). */
+  memory: number;
+  /** The batcher's latency: offered messages a second, for so many seconds. */
+  latency: { perSecond: number; seconds: number };
+}
+
+export interface VolumeResults {
+  rows: VolumeRow[];
+  latency: LatencyRow;
+}
+
+export async function volume(bench: BenchServer, sink: FlakyEndpoint, sizes: VolumeSizes): Promise<VolumeResults> {
+  const rows: VolumeRow[] = [];
+  const run = async (what: string, measure: () => Promise<VolumeRow>) => {
+    rows.push(await measure());
+    console.log(`  volume ${what} ${rows.at(-1)!.messages}: ${rows.at(-1)!.perSecond}/s`);
+    sink.received.length = 0;
+  };
+  await run('redeliver-single', () => redeliverSingleVolume(bench, sink, sizes.single));
+  for (const n of sizes.messages) {
+    rows.push(await sinkAlone(sink, n));
+    console.log(`  volume sink-alone ${n}: ${rows.at(-1)!.perSecond}/s`);
+    rows.push(await bullmqVolume(sink, n));
+    console.log(`  volume bullmq ${n}: ${rows.at(-1)!.perSecond}/s`);
+    sink.received.length = 0;
+    await run('redeliver-batch', () => redeliverBatchVolume(bench, sink, n));
+  }
+  if (sizes.memory) await run('redeliver-batch (memory)', () => redeliverBatchVolume(bench, sink, sizes.memory));
+  const latency = await batcherLatency(bench, sink, sizes.latency.perSecond, sizes.latency.seconds);
+  console.log(`  volume latency at ${latency.offeredPerSecond}/s: p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms`);
+  sink.received.length = 0;
+  return { rows, latency };
+}
+
+/**
+ * The sink alone: `messages` POSTs from a plain undici client (load-process.ts) with SINK_LOAD_CONNECTIONS
+ * keep-alive connections, after an uncounted warm-up (else a small run measures the client's JIT, not the
+ * sink). The worker columns are the load generator's; the sink's own CPU per POST is this process's
+ * (which serves the sink) over the run.
+ */
+async function sinkAlone(sink: FlakyEndpoint, messages: number): Promise<VolumeRow> {
+  const load = await forkWorkerProcess('load-process.js', [sink.url, String(SINK_LOAD_CONNECTIONS)]);
+  try {
+    await runLoad(load, { path: '/volume/sink-alone-warm-up', messages: 5_000 });
+    const before = await load.stats();
+    const cpuBefore = process.cpuUsage();
+    const seconds = await runLoad(load, { path: `/volume/sink-alone-${messages}`, messages });
+    const sinkCpu = process.cpuUsage(cpuBefore);
+    const after = await load.stats();
+    const span = { started: 0, finished: seconds * 1000 };
+    return volumeRow('sink-alone', messages, span, { before, after }, { sinkCpuMsPerMessage: (sinkCpu.user + sinkCpu.system) / 1000 });
+  } finally {
+    await load.stop();
+  }
+}
+
+async function runLoad(load: WorkerProcess, run: LoadRun): Promise<number> {
+  const answer = await new Promise<{ seconds?: number; error?: string }>((resolve) => {
+    load.child.once('message', (m) => resolve(m as { seconds?: number; error?: string }));
+    load.child.send(run);
+  });
+  if (answer.seconds === undefined) throw new Error(`sink alone: ${answer.error ?? 'no answer'}`);
+  return answer.seconds;
+}
