@@ -1,12 +1,15 @@
 import { fingerprintOf } from './delivery-start';
 import type { Delivery, DeliveryInput } from './delivery/types';
 import { InvalidInputError } from './errors';
-import { batchBounds, planBatches, type BatchBounds, type BatchHandle, type PlannedBatch } from './batches';
+import { batchBounds, batchContents, type BatchBounds, type BatchHandle, type PlannedBatch } from './batches';
 import { storedBytes } from './validation/limits';
 import { parseDuration } from './policy/duration';
 
 /** A batch's cost is a workflow: a linger of 100 ms keeps a busy tenant's batcher to about 10 starts a second. */
 export const DEFAULT_LINGER_MS = 100;
+
+/** The longest a Node timer waits (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface BatcherOptions {
   /** A batch goes once it has this many messages. Default 500, at most 1,000. */
@@ -62,8 +65,9 @@ export class Batcher {
     this.bounds = batchBounds(options);
     const linger = parseDuration(options.linger ?? DEFAULT_LINGER_MS);
     this.lingerMs = linger ?? -1;
-    if (!(this.lingerMs >= 0))
-      throw new InvalidInputError([{ field: 'linger', message: 'must be a duration of 0 or more' }], 'batcher options');
+    // past a timer's limit Node fires at once: a longer linger would not linger at all
+    if (!(this.lingerMs >= 0 && this.lingerMs <= MAX_TIMER_MS))
+      throw new InvalidInputError([{ field: 'linger', message: 'must be a duration from 0 to 24 days' }], 'batcher options');
     this.maxInFlight = options.maxInFlight ?? 8;
     if (!Number.isInteger(this.maxInFlight) || this.maxInFlight < 1) {
       throw new InvalidInputError([{ field: 'maxInFlight', message: 'must be a positive integer' }], 'batcher options');
@@ -135,11 +139,12 @@ export class Batcher {
     const items = [...batch.items.values()];
     const started = this.turn().then(async () => {
       try {
-        const [planned] = planBatches(
-          items.map((i) => i.delivery),
-          this.bounds,
+        // one tenant's messages, each once, within the bounds: already a batch, its id from its contents
+        const contents = batchContents(
+          tenant,
+          items.map((i) => i.fingerprint),
         );
-        const handle = await this.host.startBatch(planned!);
+        const handle = await this.host.startBatch({ tenant, batchId: contents, contents, deliveries: items.map((i) => i.delivery) });
         for (const item of items) {
           for (const w of item.waiters)
             w.resolve({ deliveryId: item.delivery.deliveryId, batchId: handle.batchId, created: handle.created });

@@ -34,6 +34,14 @@ export interface PlannedBatch {
   tenant: string;
   batchId: string;
   deliveries: Delivery[];
+  /** A hash of the tenant and its messages' fingerprints (batchContents): the batch id when none is given. */
+  contents: string;
+}
+
+/** A message and its fingerprint, computed once (a hash of the whole delivery: the cost that counts at volume). */
+interface Fingerprinted {
+  delivery: Delivery;
+  fingerprint: string;
 }
 
 /**
@@ -43,19 +51,23 @@ export interface PlannedBatch {
  * so that the same messages submitted again make the same batch, which is not started twice.
  */
 export function planBatches(deliveries: readonly Delivery[], bounds: BatchBounds, batchId?: string): PlannedBatch[] {
-  const byTenant = new Map<string, Delivery[]>();
+  const byTenant = new Map<string, Fingerprinted[]>();
   // pushed, not copied: a copy per message made a file of 100,000 messages take minutes to plan
-  for (const d of uniqueDeliveries(deliveries)) {
-    const list = byTenant.get(d.tenant);
-    if (list) list.push(d);
-    else byTenant.set(d.tenant, [d]);
+  for (const f of uniqueDeliveries(deliveries)) {
+    const list = byTenant.get(f.delivery.tenant);
+    if (list) list.push(f);
+    else byTenant.set(f.delivery.tenant, [f]);
   }
   const batches: PlannedBatch[] = [];
   for (const [tenant, list] of byTenant) {
     const chunks = chunk(list, bounds);
     chunks.forEach((part, n) => {
-      const id = batchId === undefined ? contentId(tenant, part) : chunks.length > 1 ? `${batchId}-${n + 1}` : batchId;
-      batches.push({ tenant, batchId: id, deliveries: part });
+      const contents = batchContents(
+        tenant,
+        part.map((f) => f.fingerprint),
+      );
+      const id = batchId === undefined ? contents : chunks.length > 1 ? `${batchId}-${n + 1}` : batchId;
+      batches.push({ tenant, batchId: id, deliveries: part.map((f) => f.delivery), contents });
     });
   }
   return batches;
@@ -85,16 +97,16 @@ export function checkBatchId(batchId: string | undefined): void {
   if (!parsed.success) throw new InvalidInputError([{ field: 'batchId', message: parsed.error.issues[0]!.message }], 'batch');
 }
 
-function uniqueDeliveries(deliveries: readonly Delivery[]): Delivery[] {
+function uniqueDeliveries(deliveries: readonly Delivery[]): Fingerprinted[] {
   const seen = new Map<string, string>();
   const problems: Problem[] = [];
-  const unique: Delivery[] = [];
+  const unique: Fingerprinted[] = [];
   deliveries.forEach((d, i) => {
     const fingerprint = fingerprintOf(d);
     const earlier = seen.get(d.deliveryId);
     if (earlier === undefined) {
       seen.set(d.deliveryId, fingerprint);
-      unique.push(d);
+      unique.push({ delivery: d, fingerprint });
     } else if (earlier !== fingerprint) {
       problems.push({
         field: `[${i}].messageId`,
@@ -106,12 +118,12 @@ function uniqueDeliveries(deliveries: readonly Delivery[]): Delivery[] {
   return unique;
 }
 
-function chunk(list: Delivery[], { maxMessages, maxBytes }: BatchBounds): Delivery[][] {
-  const chunks: Delivery[][] = [];
-  let current: Delivery[] = [];
+function chunk(list: Fingerprinted[], { maxMessages, maxBytes }: BatchBounds): Fingerprinted[][] {
+  const chunks: Fingerprinted[][] = [];
+  let current: Fingerprinted[] = [];
   let bytes = 0;
   for (const d of list) {
-    const size = storedBytes(d) + 1;
+    const size = storedBytes(d.delivery) + 1;
     if (current.length && (current.length >= maxMessages || bytes + size > maxBytes)) {
       chunks.push(current);
       current = [];
@@ -124,9 +136,10 @@ function chunk(list: Delivery[], { maxMessages, maxBytes }: BatchBounds): Delive
   return chunks;
 }
 
-function contentId(tenant: string, deliveries: Delivery[]): string {
+/** What a batch holds, as a hash of its tenant and its messages' fingerprints: the same messages, the same hash. */
+export function batchContents(tenant: string, fingerprints: readonly string[]): string {
   const hash = createHash('sha256').update(tenant);
-  for (const d of deliveries) hash.update(`\n${fingerprintOf(d)}`);
+  for (const f of fingerprints) hash.update(`\n${f}`);
   return hash.digest('base64url').slice(0, 22);
 }
 
@@ -164,7 +177,7 @@ export async function startBatch(client: Client, taskQueue: string, batch: Plann
     ...(historyLimit && { historyLimit }),
   };
   const handle = (created: boolean) => new BatchHandle(client, batch.tenant, batch.batchId, batch.deliveries.length, created);
-  const memo: BatchMemo = { contents: contentId(batch.tenant, batch.deliveries) };
+  const memo: BatchMemo = { contents: batch.contents };
   try {
     await client.workflow.start<typeof batchWorkflow>('batchWorkflow', {
       workflowId: batchWorkflowId(batch.tenant, batch.batchId),
