@@ -6,7 +6,7 @@ import { deliveryStart } from '../delivery-start';
 import type { Delivery } from '../delivery/types';
 import { planSends, sendPlanned, type PlannedSend } from './batch-requests';
 import { activityClock, type AttemptResult, type RequestAttempt } from './deliver';
-import type { SubmissionCheck } from './submission-check';
+import { SUBMISSION_UNCHECKED, type SubmissionCheck } from './submission-check';
 
 /** First attempts in flight at once to one endpoint (host:port), and in one batch. */
 export const BATCH_ENDPOINT_CONCURRENCY = 32;
@@ -43,6 +43,9 @@ export function createBatchActivities(deps: BatchDeps) {
       const handOver = handOverTo(deps.client, context.info.taskQueue, input);
       // a worker with keys refuses a batch submitted without them: every message becomes a dead letter that says so
       const refused = (await deps.checkSubmission?.()) ?? null;
+      // unchecked: fail closed and retry the activity. A hand-over would start deliveries by this worker's
+      // encrypting client, whose own check would pass, and a batch that came in plain text would go out
+      if (refused?.code === SUBMISSION_UNCHECKED) throw new Error(refused.reason);
       const record = async (i: number, result: AttemptResult, startedAt: number, at: number) => {
         const delivery = input.deliveries[i]!;
         const row = { messageId: delivery.messageId, deliveryId: delivery.deliveryId, code: result.code, at: new Date(at).toISOString() };
