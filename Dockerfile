@@ -12,10 +12,12 @@ RUN npm install --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 # the workflow bundles are built here once, so that workers start without webpack; the tracing one
-# carries the OpenTelemetry workflow interceptors (set REDELIVER_WORKFLOW_BUNDLE to it with OTEL_TRACES_EXPORTER)
+# carries the OpenTelemetry workflow interceptors (set REDELIVER_WORKFLOW_BUNDLE to it with OTEL_TRACES_EXPORTER), the
+# encrypted one those and the failure converter that encrypts failure messages (with REDELIVER_ENCRYPTION_KEYS)
 RUN npm run build \
  && node lib/cli/main.js bundle --out lib/workflow-bundle.js \
  && node lib/cli/main.js bundle --tracing --out lib/workflow-bundle-tracing.js \
+ && node lib/cli/main.js bundle --tracing --encryption --out lib/workflow-bundle-encrypted.js \
  && npm prune --omit=dev --no-audit --no-fund
 
 FROM ${NODE_IMAGE}

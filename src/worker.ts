@@ -4,7 +4,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type LogMetadata, typ
 import { createActivities } from './activities';
 import type { AttemptListener } from './activities/deliver';
 import { WAITING_TYPE } from './activities/retry';
-import { bundleHasTracing } from './bundle';
+import { bundleEncryptsFailures, bundleHasTracing } from './bundle';
 import { FAILURE_TYPES } from './classify/classify';
 import { ConfigError, type Environment } from './config/errors';
 import { runtimeSettingsFromEnv, workerSettingsFromEnv, type RuntimeSettings, type WorkerSettings } from './config/settings';
@@ -36,7 +36,7 @@ export interface RedeliverWorkerOptions {
   namespace?: string;
   /** Default $REDELIVER_TASK_QUEUE or `redeliver`. */
   taskQueue?: string;
-  /** Attempts in flight at once. Default $REDELIVER_MAX_CONCURRENT_ATTEMPTS or 200. */
+  /** Attempts in flight at once, first attempts and retries each. Default $REDELIVER_MAX_CONCURRENT_ATTEMPTS or 200. */
   maxConcurrentAttempts?: number;
   /** A pre-built workflow bundle (production); the worker bundles src/workflows itself when absent. */
   workflowBundlePath?: string;
@@ -88,8 +88,9 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   const env = options.env ?? process.env;
   const settings = options.settings ?? workerSettingsFromEnv(env);
   const bundlePath = options.workflowBundlePath ?? settings.workflowBundlePath;
-  const tracing = await tracingOf(options, settings, bundlePath);
   const keys = options.encryptionKeys === undefined ? settings.encryptionKeys : (options.encryptionKeys ?? undefined);
+  if (keys && bundlePath) await checkBundleEncrypts(bundlePath);
+  const tracing = await tracingOf(options, settings, bundlePath);
   const guard = guardOf(options.allowAddresses, settings);
   const http = createHttpAgent({ allow: guard });
   // MQTT brokers go through the same SSRF guard; credentials come from the environment checked above (README, "MQTT credentials")
@@ -114,8 +115,7 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
     ...(reporter && { identity: reporter.identity }),
     ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities({ http, mqtt, budget, reporter, client, ...(listener && { listener }) }),
-    maxConcurrentActivityTaskExecutions: options.maxConcurrentAttempts ?? settings.maxConcurrentAttempts,
-    ...(settings.maxConcurrentWorkflowTasks && { maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTasks }),
+    ...attemptSlots(options.maxConcurrentAttempts ?? settings.maxConcurrentAttempts, settings.maxConcurrentWorkflowTasks),
     // SIGTERM: stop polling, let attempts in flight finish for this long, then hand the rest back (activities/deliver.ts)
     shutdownGraceTime: options.shutdownGraceTime ?? settings.shutdownGraceMs,
     ...(dataConverter && { dataConverter }),
@@ -134,6 +134,23 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   return worker;
 }
 
+/** The SDK's workflow task pollers (its default), each holding a workflow task slot while it polls. */
+const WORKFLOW_TASK_POLLERS = 10;
+
+/**
+ * Slots for `attempts` attempts at once: retries are activities, a delivery's first attempt a local activity
+ * (workflows/delivery-turn.ts) that holds its workflow task's slot while it runs; so unless told otherwise,
+ * as many workflow task slots as attempts, besides the pollers' (with the SDK's 40, a slow endpoint's first
+ * attempts would go out 30 at a time).
+ */
+function attemptSlots(attempts: number, workflowTasks: number | undefined): Partial<WorkerOptions> {
+  return {
+    maxConcurrentActivityTaskExecutions: attempts,
+    maxConcurrentLocalActivityExecutions: attempts,
+    maxConcurrentWorkflowTaskExecutions: workflowTasks ?? attempts + WORKFLOW_TASK_POLLERS,
+  };
+}
+
 /** Tracing as the options or the environment ask; refused when the environment asks for it and the bundle has no tracing in it. */
 async function tracingOf(options: RedeliverWorkerOptions, settings: WorkerSettings, bundlePath?: string): Promise<Tracing | undefined> {
   if (options.tracing !== undefined) return options.tracing ?? undefined;
@@ -150,6 +167,19 @@ async function tracingOf(options: RedeliverWorkerOptions, settings: WorkerSettin
     ]);
   }
   return tracing;
+}
+
+/** A pre-built bundle keeps its own failure converter: with keys, it must be the encrypting one, or failure messages go out in plain text. */
+async function checkBundleEncrypts(bundlePath: string): Promise<void> {
+  if (await bundleEncryptsFailures(bundlePath)) return;
+  throw new ConfigError([
+    {
+      variable: 'REDELIVER_WORKFLOW_BUNDLE',
+      message:
+        `${bundlePath} has no encrypting failure converter, and REDELIVER_ENCRYPTION_KEYS is set: workflow failure messages would be ` +
+        'stored in plain text. Point it at a bundle built with `redeliver bundle --encryption` (the image has /app/lib/workflow-bundle-encrypted.js)',
+    },
+  ]);
 }
 
 function guardOf(allow: RedeliverWorkerOptions['allowAddresses'], settings: WorkerSettings): AddressGuard {

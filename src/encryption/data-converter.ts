@@ -2,6 +2,9 @@ import type { DataConverter } from '@temporalio/common';
 import { AesGcmPayloadCodec, EncryptedPlaceholderCodec } from './codec';
 import type { KeyRing } from './keys';
 
+/** The failure converter of a process with keys: loaded by path, by the worker's bundler or a pre-built bundle (bundle.ts). */
+export const FAILURE_CONVERTER_PATH = require.resolve('./failure-converter');
+
 /**
  * The data converter for a key ring: payloads (message bodies, targets with their credentials, results,
  * memo, summaries) and failure messages are encrypted before they leave the process. The client, the
@@ -10,7 +13,7 @@ import type { KeyRing } from './keys';
 export function encryptingDataConverter(keys: KeyRing): DataConverter {
   return {
     payloadCodecs: [new AesGcmPayloadCodec(keys)],
-    failureConverterPath: require.resolve('./failure-converter'),
+    failureConverterPath: FAILURE_CONVERTER_PATH,
   };
 }
 

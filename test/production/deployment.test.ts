@@ -149,8 +149,8 @@ describe('docker-compose.yml', () => {
       temporal: { connectionOptions: { address: 'temporal:7233' }, namespace: 'default' },
     });
     expect(settings.encryptionKeys?.current.id).toBe('k1');
-    // the bundle it names is the one the image builds
-    expect(bundle).toBe(dockerfile.env.REDELIVER_WORKFLOW_BUNDLE);
+    // with keys, the bundle it names is the encrypted one the image builds (src/worker.ts refuses the plain one)
+    expect(bundle).toBe('/app/lib/workflow-bundle-encrypted.js');
     // Docker waits longer than the worker drains
     expect(seconds(worker.stop_grace_period!)).toBeGreaterThan(settings.shutdownGraceMs / 1000);
   });
@@ -206,19 +206,22 @@ describe('Dockerfile', () => {
 
   test('pre-builds the workflow bundles with the `bundle` command, and points the worker at the plain one', () => {
     const build = dockerfile.stages[0]!.instructions.map(([, r]) => r).join('\n');
-    const bundles = [...build.matchAll(/node lib\/cli\/main\.js bundle( --tracing)? --out (\S+)/g)].map((m) => ({
+    const bundles = [...build.matchAll(/node lib\/cli\/main\.js bundle( --tracing)?( --encryption)? --out (\S+)/g)].map((m) => ({
       tracing: !!m[1],
-      out: `/app/${m[2]}`,
+      encryption: !!m[2],
+      out: `/app/${m[3]}`,
     }));
     expect(bundles).toEqual([
-      { tracing: false, out: '/app/lib/workflow-bundle.js' },
-      { tracing: true, out: '/app/lib/workflow-bundle-tracing.js' },
+      { tracing: false, encryption: false, out: '/app/lib/workflow-bundle.js' },
+      { tracing: true, encryption: false, out: '/app/lib/workflow-bundle-tracing.js' },
+      { tracing: true, encryption: true, out: '/app/lib/workflow-bundle-encrypted.js' },
     ]);
     const command = buildProgram().commands.find((c) => c.name() === 'bundle')!;
-    expect(command.options.map((o) => o.long)).toEqual(expect.arrayContaining(['--out', '--tracing']));
+    expect(command.options.map((o) => o.long)).toEqual(expect.arrayContaining(['--out', '--tracing', '--encryption']));
     expect(dockerfile.env.REDELIVER_WORKFLOW_BUNDLE).toBe('/app/lib/workflow-bundle.js');
     // the worker's error for a tracing worker on the plain bundle names the other file
     expect(read('src/worker.ts')).toContain('/app/lib/workflow-bundle-tracing.js');
+    expect(read('src/worker.ts')).toContain('/app/lib/workflow-bundle-encrypted.js');
   });
 
   test('its entry point is the compiled CLI, and its default command is `redeliver worker`', () => {

@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { buildWorkflowBundle } from '../../src/bundle';
 import { startDevServer } from '../../src/dev/dev-server';
 import { freePort } from '../support/ports';
 
@@ -24,6 +25,10 @@ export default async function globalSetup(): Promise<void> {
   });
   const bundlePath = path.join(dir, 'workflow-bundle.js');
   await writeFile(bundlePath, code);
+  // workers with keys need the failure converter that encrypts in their bundle (src/worker.ts refuses one without)
+  const encryptedBundlePath = path.join(dir, 'workflow-bundle-encrypted.js');
+  await buildWorkflowBundle(encryptedBundlePath, { encryption: true });
+  process.env.REDELIVER_TEST_BUNDLE_ENCRYPTED = encryptedBundlePath;
   process.env.REDELIVER_TEST_ADDRESS = server.address;
   process.env.REDELIVER_TEST_BUNDLE = bundlePath;
   process.env.REDELIVER_TEST_DIR = dir;

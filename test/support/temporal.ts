@@ -86,7 +86,7 @@ export function createTestWorker(address: string, taskQueue: string, options: Ha
     address,
     namespace: 'default',
     taskQueue,
-    workflowBundlePath: process.env.REDELIVER_TEST_BUNDLE!,
+    workflowBundlePath: options.encryptionKeys ? process.env.REDELIVER_TEST_BUNDLE_ENCRYPTED! : process.env.REDELIVER_TEST_BUNDLE!,
     allowAddresses: options.allowAddresses ?? ['loopback'],
     encryptionKeys: options.encryptionKeys ?? null,
     retryBudget: options.retryBudget === undefined ? DEFAULT_RETRY_BUDGET : options.retryBudget,
