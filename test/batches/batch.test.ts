@@ -1,19 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { DeliveryInput } from '../../src/delivery/types';
+import { eventTo } from '../support/messages';
 import { useHarnessAndEndpoint } from '../support/setup';
 
 const env = useHarnessAndEndpoint();
 
-const message = (device: string, path: string, extra: Partial<DeliveryInput> = {}): DeliveryInput => ({
-  kind: 'event',
-  tenant: 'acme',
-  device,
-  messageId: randomUUID(),
-  payload: { path },
-  target: `${env.endpoint.url}${path}`,
-  policy: { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' },
-  ...extra,
-});
+const message = (device: string, path: string, extra: Partial<DeliveryInput> = {}) => eventTo(env.endpoint.url, device, path, extra);
 const requestsOf = (messageId: string | undefined) => env.endpoint.received.filter((r) => r.messageId === messageId);
 
 test('a batch delivers at once what it can, and hands the rest to deliveries of their own', async () => {

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { DeliveryInput } from '../../src/delivery/types';
 import { DeliveryControlError } from '../../src/errors';
 import { runCli } from '../support/cli';
+import { eventTo } from '../support/messages';
 import { useHarnessAndEndpoint } from '../support/setup';
 import { testAddress } from '../support/temporal';
 import { waitFor } from '../support/wait';
@@ -14,16 +15,7 @@ import { waitFor } from '../support/wait';
 const env = useHarnessAndEndpoint();
 
 const fixed = (wait: string) => ({ jitter: 'none', initial: wait, min: wait, max: wait }) as const;
-const message = (device: string, path: string, extra: Partial<DeliveryInput> = {}): DeliveryInput => ({
-  kind: 'event',
-  tenant: 'acme',
-  device,
-  messageId: randomUUID(),
-  payload: { path },
-  target: `${env.endpoint.url}${path}`,
-  policy: fixed('200ms'),
-  ...extra,
-});
+const message = (device: string, path: string, extra: Partial<DeliveryInput> = {}) => eventTo(env.endpoint.url, device, path, extra);
 const newDevice = () => `o-${randomUUID().slice(0, 8)}`;
 const requestsOf = (input: DeliveryInput) => env.endpoint.received.filter((r) => r.messageId === input.messageId);
 const cli = async (...args: string[]) => {
