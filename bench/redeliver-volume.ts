@@ -95,6 +95,11 @@ export interface LatencyRow {
   maxMs: number;
   /** Messages a second that reached the sink over the run. */
   deliveredPerSecond: number;
+  /** Where the CPU went, per message: the producer (validation, the batcher), the worker, the dev server; and batches started. */
+  producerCpuMsPerMessage: number;
+  workerCpuMsPerMessage: number;
+  serverCpuMsPerMessage: number;
+  batches: number;
 }
 
 /**
@@ -102,11 +107,12 @@ export interface LatencyRow {
  * hands over one message at a time, and each message's submit time is compared with its arrival at the sink.
  */
 export async function batcherLatency(bench: BenchServer, sink: FlakyEndpoint, perSecond: number, seconds: number): Promise<LatencyRow> {
-  return withWorker(bench, 'latency', async (_redeliver, _worker, taskQueue) => {
+  return withWorker(bench, 'latency', async (_redeliver, worker, taskQueue) => {
     const pathname = `/volume/${taskQueue}`;
     const messages = perSecond * seconds;
     const producer = await forkWorkerProcess('producer-process.js', [bench.server.address, taskQueue]);
     try {
+      const before = { producer: await producer.stats(), worker: await worker.stats(), server: cpuMsOf(bench.server.process.pid) };
       const delivered = waitForDelivered(sink, pathname, messages, 60_000 + messages * 20);
       delivered.catch(() => undefined);
       const run: ProduceRun = { sinkUrl: sink.url, path: pathname, perSecond, messages };
@@ -117,6 +123,9 @@ export async function batcherLatency(bench: BenchServer, sink: FlakyEndpoint, pe
       if (!answer.submittedAt) throw new Error(`producer: ${answer.error ?? 'no answer'}`);
       const submittedAt = answer.submittedAt;
       const last = await delivered;
+      const after = { producer: await producer.stats(), worker: await worker.stats(), server: cpuMsOf(bench.server.process.pid) };
+      const perMessage = (ms: number) => round(ms / messages, 3);
+      const batches = (await bench.client.workflow.count(`WorkflowType = 'batchWorkflow' AND TaskQueue = '${taskQueue}'`)).count;
       const latencies = sink.received
         .filter((r) => r.path === pathname && r.messageId)
         .map((r) => r.at - submittedAt[Number(r.messageId!.slice(1))]!)
@@ -128,6 +137,10 @@ export async function batcherLatency(bench: BenchServer, sink: FlakyEndpoint, pe
         p99Ms: quantile(latencies, 0.99),
         maxMs: latencies.at(-1)!,
         deliveredPerSecond: round(messages / ((last - submittedAt[0]!) / 1000), 1),
+        producerCpuMsPerMessage: perMessage(after.producer.cpuMs - before.producer.cpuMs),
+        workerCpuMsPerMessage: perMessage(after.worker.cpuMs - before.worker.cpuMs),
+        serverCpuMsPerMessage: perMessage(after.server - before.server),
+        batches,
       };
     } finally {
       await producer.stop();

@@ -21,13 +21,13 @@ export interface VolumeSizes {
   single: number;
   /** A batch run of this many, for the worker's peak memory (0: none). */
   memory: number;
-  /** The batcher's latency: offered messages a second, for so many seconds. */
-  latency: { perSecond: number; seconds: number };
+  /** The batcher's latency: offered messages a second (one run each), for so many seconds. */
+  latency: { perSecond: number[]; seconds: number };
 }
 
 export interface VolumeResults {
   rows: VolumeRow[];
-  latency: LatencyRow;
+  latency: LatencyRow[];
 }
 
 export async function volume(bench: BenchServer, sink: FlakyEndpoint, sizes: VolumeSizes): Promise<VolumeResults> {
@@ -47,9 +47,12 @@ export async function volume(bench: BenchServer, sink: FlakyEndpoint, sizes: Vol
     await run('redeliver-batch', () => redeliverBatchVolume(bench, sink, n));
   }
   if (sizes.memory) await run('redeliver-batch (memory)', () => redeliverBatchVolume(bench, sink, sizes.memory));
-  const latency = await batcherLatency(bench, sink, sizes.latency.perSecond, sizes.latency.seconds);
-  console.log(`  volume latency at ${latency.offeredPerSecond}/s: p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms`);
-  sink.received.length = 0;
+  const latency: LatencyRow[] = [];
+  for (const rate of sizes.latency.perSecond) {
+    latency.push(await batcherLatency(bench, sink, rate, sizes.latency.seconds));
+    console.log(`  volume latency at ${rate}/s: p50 ${latency.at(-1)!.p50Ms} ms, p99 ${latency.at(-1)!.p99Ms} ms`);
+    sink.received.length = 0;
+  }
   return { rows, latency };
 }
 
