@@ -12,15 +12,11 @@ export interface AttemptSuccess {
   code: string;
   reason: string;
   durationMs: number;
-  /** When it ended, on the activity's clock (activityClock); absent from attempts recorded before it was sent. */
-  endedAt?: number;
 }
 
 /** Carried in a failed attempt's ApplicationFailure details, for the workflow to decide. */
 export interface AttemptFailureDetails extends Classification {
   durationMs: number;
-  /** As AttemptSuccess's. */
-  endedAt?: number;
 }
 
 /** The headers every attempt carries: the stable message id lets a receiver deduplicate retries. */
@@ -173,19 +169,13 @@ export function attemptFailure(failure: AttemptFailureDetails, nextRetryDelay?: 
 export function createDeliverActivities(deps: DeliverDeps, checkSubmission?: () => Promise<AttemptFailureDetails | null>) {
   const attempt = createAttempt(deps);
   return {
-    /**
-     * One attempt: send, classify, and turn a failure into an ApplicationFailure of its class. `notBefore`:
-     * the time of the workflow task a local activity runs in, which its clock is never behind (a local
-     * activity's own schedule time is the worker's clock, not Temporal's).
-     */
-    async sendAttempt(delivery: Delivery, attemptNumber: number, notBefore?: number): Promise<AttemptSuccess> {
+    /** One attempt: send, classify, and turn a failure into an ApplicationFailure of its class. */
+    async sendAttempt(delivery: Delivery, attemptNumber: number): Promise<AttemptSuccess> {
       const refused = attemptNumber === 1 ? await checkSubmission?.() : null;
       if (refused) throw attemptFailure(refused);
-      const clock = deps.now ?? activityClock(notBefore);
-      const result = await attempt(delivery, attemptNumber, clock);
-      const endedAt = clock();
-      if (result.ok) return { code: result.code, reason: result.reason, durationMs: result.durationMs, endedAt };
-      throw attemptFailure({ ...result, endedAt });
+      const result = await attempt(delivery, attemptNumber);
+      if (result.ok) return { code: result.code, reason: result.reason, durationMs: result.durationMs };
+      throw attemptFailure(result);
     },
   };
 }

@@ -94,17 +94,12 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     meaning: 'a file holding the keys in the same form (a Docker or Kubernetes secret); instead of the variable above',
     default: 'none',
   },
-  {
-    name: 'REDELIVER_MAX_CONCURRENT_ATTEMPTS',
-    readBy: ['worker'],
-    meaning: 'attempts in flight at once per worker, first attempts and retries each',
-    default: '200',
-  },
+  { name: 'REDELIVER_MAX_CONCURRENT_ATTEMPTS', readBy: ['worker'], meaning: 'attempts in flight at once per worker', default: '200' },
   {
     name: 'REDELIVER_MAX_CONCURRENT_WORKFLOW_TASKS',
     readBy: ['worker'],
-    meaning: "workflow tasks processed at once per worker (a delivery's first attempt holds one while it runs)",
-    default: '`REDELIVER_MAX_CONCURRENT_ATTEMPTS` + 10',
+    meaning: 'workflow tasks processed at once per worker',
+    default: "the SDK's (40)",
   },
   {
     name: 'REDELIVER_SHUTDOWN_GRACE',

@@ -1,16 +1,12 @@
 /**
  * Records the delivery workflow's histories for the replay tests: runs every scenario on a fresh dev
  * server against the flaky endpoint and writes test/histories/deliveryWorkflow_<scenario>.json.
- * Run `npm run record-histories` after a workflow change that needs new fixtures (CONTRIBUTING.md). It
- * records the current paths only: keep a path recorded before a patch under a name of its own first
- * (`timers-*`, `stale-counts-*`, `activity-first-*`), or it is overwritten.
+ * Run `npm run record-histories` after a workflow change that needs new fixtures (CONTRIBUTING.md).
  */
 import { writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import type { temporal } from '@temporalio/proto';
 import { Redeliver } from '../client';
-import { statusQuery } from '../workflows/definitions';
 import { endpointWorkflowId } from '../delivery/ids';
 import type { DeliveryInput } from '../delivery/types';
 import { startFlakyEndpoint } from '../demo/flaky-endpoint';
@@ -24,12 +20,7 @@ type Scenario = {
   input: (url: string) => Omit<DeliveryInput, 'tenant' | 'device' | 'payload'>;
   act?: (r: Redeliver, id: string) => Promise<void>;
   historyLimit?: number;
-  /** What the history must show, when chance decides it: recorded again (another message id) until it does. */
-  shows?: (events: HistoryEvent[]) => boolean;
 };
-
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
-const SHOW_TRIES = 30;
 
 const until = async (r: Redeliver, id: string, state: string) => {
   while ((await r.getHandle(id).status()).state !== state) await new Promise((res) => setTimeout(res, 50));
@@ -91,25 +82,6 @@ const SCENARIOS: Scenario[] = [
     }),
   },
   {
-    // a status query while the first attempt (a local activity) runs can make the SDK complete the first
-    // workflow task with the attempt's marker, and handle its failure in the next task
-    name: 'query-during-first-attempt',
-    input: (url) => ({ kind: 'event', target: `${url}/queried?fail=1&status=503`, policy: LONG_WAIT }),
-    act: async (r, id) => {
-      // back to back from the start, four at a time: one of them may come while the first attempt runs
-      const workflow = r.client.workflow.getHandle(id);
-      const poll = async () => {
-        while ((await workflow.query(statusQuery)).state !== 'waiting');
-      };
-      await Promise.all([poll(), poll(), poll(), poll()]);
-      await r.getHandle(id).retryNow();
-    },
-    shows: (events) => {
-      const marker = events.findIndex((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
-      return marker > 0 && events[marker + 1]?.workflowTaskScheduledEventAttributes != null;
-    },
-  },
-  {
     name: 'continued-as-new',
     input: (url) => ({
       kind: 'telemetry',
@@ -119,23 +91,6 @@ const SCENARIOS: Scenario[] = [
     historyLimit: 20,
   },
 ];
-
-/** Runs a scenario's delivery to its end, again under another message id until its history shows what it is for. */
-async function deliverScenario(redeliver: Redeliver, scenario: Scenario, url: string) {
-  for (let i = 0; ; i++) {
-    const handle = await redeliver.submit({
-      ...scenario.input(url),
-      tenant: 'fixtures',
-      device: 'device-1',
-      messageId: i === 0 ? scenario.name : `${scenario.name}-${i}`,
-      payload: { n: 1 },
-    } as DeliveryInput);
-    await scenario.act?.(redeliver, handle.deliveryId);
-    const result = await handle.result();
-    if (!scenario.shows || scenario.shows((await handle.workflow.fetchHistory()).events ?? [])) return { handle, result };
-    if (i + 1 === SHOW_TRIES) throw new Error(`${scenario.name}: ${SHOW_TRIES} tries, and no history shows what the scenario is for`);
-  }
-}
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
@@ -154,7 +109,15 @@ async function main(): Promise<void> {
       const redeliver = scenario.historyLimit
         ? new Redeliver(connected.client, { taskQueue: 'record-histories', historyLimit: scenario.historyLimit })
         : connected;
-      const { handle, result } = await deliverScenario(redeliver, scenario, endpoint.url);
+      const handle = await redeliver.submit({
+        ...scenario.input(endpoint.url),
+        tenant: 'fixtures',
+        device: 'device-1',
+        messageId: scenario.name,
+        payload: { n: 1 },
+      } as DeliveryInput);
+      await scenario.act?.(redeliver, handle.deliveryId);
+      const result = await handle.result();
       // every run of the delivery: one, or a chain when it continued as new
       const runs: string[] = [];
       for await (const e of connected.client.workflow.list({ query: `WorkflowId = '${handle.deliveryId}'` })) runs.unshift(e.runId);

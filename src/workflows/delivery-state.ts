@@ -359,14 +359,8 @@ export class DeliveryTracker {
   }
 
   /** Records an attempt in the log; when it ended. */
-  private recordAttempt(
-    startedAt: number,
-    result: { durationMs: number; code: string; endedAt?: number },
-    ok: boolean,
-    endedAt = this.now(),
-  ): number {
-    // a local activity's own end, later than the workflow task's time, which stands still while it runs
-    this.lastAttemptAt = Math.max(endedAt, result.endedAt ?? -Infinity);
+  private recordAttempt(startedAt: number, result: { durationMs: number; code: string }, ok: boolean, endedAt = this.now()): number {
+    this.lastAttemptAt = endedAt;
     const started = new Date(startedAt).toISOString();
     this.attemptLog.push({ attempt: this.attempts, startedAt: started, durationMs: Math.round(result.durationMs), code: result.code, ok });
     if (this.attemptLog.length > ATTEMPT_LOG_SIZE) this.attemptLog.shift();

@@ -13,7 +13,7 @@ export { SERVER_SIDE_RETRIES } from './timer-retries';
 export { TRUE_ATTEMPT_COUNTS } from './server-retries';
 
 /**
- * One delivery: the first attempt is a local activity (delivery-turn.ts); the retries are one activity that Temporal retries, its
+ * One delivery: the first attempt is an activity; the retries are one activity that Temporal retries, its
  * waits drawn from the policy and held on the server (activities/retry.ts), until an outcome (delivered,
  * rejected, dropped, exhausted, expired). Operators read it with the `status` query and steer it with the
  * `retryNow`, `pause` and `resume` updates, or cancel it. Its state and decisions are in delivery-state.ts.

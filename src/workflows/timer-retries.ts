@@ -1,7 +1,7 @@
 import { patched } from '@temporalio/workflow';
 import type { DeliveryResult } from '../delivery/types';
 import type { DeliveryTracker } from './delivery-state';
-import { attemptInTurn, continueIfLong, firstAttemptWasLocal } from './delivery-turn';
+import { attemptInTurn, continueIfLong } from './delivery-turn';
 
 /**
  * Retries run as Temporal's own activity retries (server-retries.ts): no history event per retry.
@@ -16,9 +16,6 @@ export const SERVER_SIDE_RETRIES = 'server-side-retries';
  * delivery's outcome, or null once a failure finds the patch and the retries go to the server.
  */
 export async function retryOnTimers(d: DeliveryTracker, historyLimit: number): Promise<DeliveryResult | null> {
-  // a first attempt made locally was recorded by code that retries on the server: no need to ask (nor safe:
-  // see firstAttemptWasLocal)
-  if (firstAttemptWasLocal(d)) return null;
   while (!patched(SERVER_SIDE_RETRIES)) {
     await continueIfLong(d, historyLimit);
     const result = await attemptInTurn(d);

@@ -343,12 +343,11 @@ describe("what Temporal stores (a dev server's SQLite database)", () => {
       expect(anywhere(rawHistory, secret)).toBe(false);
       expect(anywhere(rawDescription, secret)).toBe(false);
     }
-    // the failed attempt's failure (the first attempt: a local activity, recorded in a marker): its message
-    // and stack travel encrypted too
+    // the failed attempt's failure: its message and stack travel encrypted too
     const history = JSON.parse(rawHistory) as {
-      history: { events: { markerRecordedEventAttributes?: { failure?: { message: string; encodedAttributes?: unknown } } }[] };
+      history: { events: { activityTaskFailedEventAttributes?: { failure: { message: string; encodedAttributes?: unknown } } }[] };
     };
-    const failed = history.history.events.find((e) => e.markerRecordedEventAttributes?.failure)!.markerRecordedEventAttributes!.failure!;
+    const failed = history.history.events.find((e) => e.activityTaskFailedEventAttributes)!.activityTaskFailedEventAttributes!.failure;
     expect(failed.message).toBe('Encoded failure');
     expect(failed.encodedAttributes).toBeDefined();
     // the workflow's input (the delivery: message, target, headers) and its result are encrypted payloads

@@ -106,19 +106,6 @@ describe('attempts and their outcomes', () => {
     expect(d.status().summary).toMatch(/^waiting 1 s after HTTP 503 — attempt 2 next, expires in 6 d 23 h/);
   });
 
-  test('an attempt made inside the workflow task (a local activity): it ended when the activity says, and the wait counts from there', () => {
-    // the workflow's clock stands still while a local activity runs: only the activity knows when it ended
-    const { d } = tracked();
-    const { startedAt } = d.startAttempt();
-    expect(d.failed({ ...http503, durationMs: 40, endedAt: T0 + 45 }, startedAt)).toBeNull();
-    expect(d.status()).toMatchObject({
-      lastAttemptAt: iso(T0 + 45),
-      nextAttemptAt: iso(T0 + 45 + 1_000),
-      lastError: { at: iso(T0 + 45) },
-      attemptLog: [{ attempt: 1, startedAt: iso(T0), durationMs: 40 }],
-    });
-  });
-
   // as recorded: DeliveryState says waiting again after each attempt (attempting is not in the list)
   test('the list hears of every failed attempt, and of the error class only when it changes', () => {
     const { d, upserts, attempt, turn } = tracked();

@@ -42,13 +42,6 @@ test('every recorded history replays on the current workflow code', async () => 
   for (const path of ['cancelled', 'retry-now', 'paused-resumed']) {
     expect(histories.map((h) => h.workflowId)).toContain(`deliveryWorkflow_stale-counts-${path}.json`);
   }
-  // the first attempt as an activity of its own, as recorded before it was a local activity (local-first-attempt);
-  // the other fixtures recorded before it (of the paths above, all but these three) have it too
-  for (const path of ['delivered-at-once', 'delivered-after-retries', 'exhausted']) {
-    expect(histories.map((h) => h.workflowId)).toContain(`deliveryWorkflow_activity-first-${path}.json`);
-  }
-  // a status query during the (local) first attempt made the SDK handle its failure in the next workflow task
-  expect(histories.map((h) => h.workflowId)).toContain('deliveryWorkflow_query-during-first-attempt.json');
   // a cancel during an attempt that then delivered: the outcome stands (outcome-before-cancel)
   expect(histories.map((h) => h.workflowId)).toContain('deliveryWorkflow_cancel-during-delivered-attempt.json');
   expect(histories.map((h) => h.workflowId)).toContain('deliveryWorkflow_class-changed.json');
