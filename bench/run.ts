@@ -220,7 +220,7 @@ export function report(r: Results): string {
         }),
       ),
       '',
-      "Baseline: the simplest workflow calling one activity that makes the same POST. CPU: the worker process's, and the dev server's while each system ran (on this shared machine the rates follow whatever CPU the other sessions leave; the CPU per delivery is the steadier figure). Events and workflow tasks: per delivery, the mean over 10 histories spread across the run. A redeliver delivery makes its first attempt as a local activity inside its first workflow task (src/workflows/delivery-turn.ts): no activity task. The order of the two systems alternates from one size to the next.",
+      "Baseline: the simplest workflow calling one activity that makes the same POST. CPU: the worker process's, and the dev server's while each system ran (on this shared machine the rates follow whatever CPU the other sessions leave; the CPU per delivery is the steadier figure). Events and workflow tasks: per delivery, the mean over 10 histories spread across the run. The redeliver rows of this run were measured with the first attempt as a local activity inside the first workflow task (commit c639fb3), which was reverted before the end of session 4 because it changed what a worker shut down mid-attempt records (see the closing note): today's delivery makes it as an activity (12 events, 2 workflow tasks). The order of the two systems alternates from one size to the next.",
     );
   }
   if (r.retryCost) {
