@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
 import { Redeliver } from '../src/client';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
-import { pool, round, mb, startWorkerProcess, waitForCount, type BenchServer } from './harness';
+import { cpuMsOf, pool, round, mb, startWorkerProcess, waitForCount, type BenchServer } from './harness';
 
 export interface ThroughputRow {
   system: 'redeliver' | 'baseline';
@@ -10,54 +11,90 @@ export interface ThroughputRow {
   perSecond: number;
   workerCpuMsPerDelivery: number;
   workerPeakRssMb: number;
+  /** The dev server's CPU time per delivery while the system ran (its visibility counts every 200 ms included). */
+  serverCpuMsPerDelivery: number;
+  /** History events of one delivery (the mean of a sample of them), and its workflow tasks. */
+  historyEventsPerDelivery: number;
+  workflowTasksPerDelivery: number;
 }
+
+type System = ThroughputRow['system'];
+
+/** Deliveries whose histories are read: every one takes the same path, a few show a stray retried task. */
+const SAMPLED_HISTORIES = 10;
 
 /**
  * First-attempt success to a local sink: deliveries per second from the first submit until the last
- * workflow closed, for redeliver and for the bare baseline (one workflow, one activity, the same POST).
+ * workflow closed, for redeliver and for the bare baseline (one workflow, one activity, the same POST);
+ * and what one delivery cost: worker and server CPU, history events and workflow tasks. Each size runs
+ * both systems in turn on the same server, whose database grows with every run: the order alternates
+ * from one size to the next, so that neither always runs on the larger database.
  */
 export async function throughput(bench: BenchServer, sink: FlakyEndpoint, sizes: number[]): Promise<ThroughputRow[]> {
   const rows: ThroughputRow[] = [];
-  for (const n of sizes) {
-    for (const system of ['baseline', 'redeliver'] as const) {
-      const taskQueue = `tp-${system}-${n}-${randomUUID().slice(0, 6)}`;
-      const worker = await startWorkerProcess(system, bench.server.address, taskQueue);
-      const before = await worker.stats();
-      const started = Date.now();
-      const ids = Array.from({ length: n }, (_, i) => `m${i}`);
-      const redeliver = new Redeliver(bench.client, { taskQueue });
-      await pool(ids, 64, async (id) => {
-        if (system === 'redeliver') {
-          await redeliver.submit({
-            kind: 'event',
-            tenant: 'bench',
-            device: taskQueue,
-            messageId: id,
-            payload: { id },
-            target: `${sink.url}/tp`,
-          });
-        } else {
-          await bench.client.workflow.start('bareDelivery', {
-            taskQueue,
-            workflowId: `${taskQueue}/${id}`,
-            args: [`${sink.url}/tp`, JSON.stringify({ id }), id],
-          });
-        }
-      });
-      const finished = await waitForCount(bench.client, `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'`, n, 30 * 60_000);
-      const after = await worker.stats();
-      await worker.stop();
-      const seconds = (finished - started) / 1000;
-      rows.push({
-        system,
-        deliveries: n,
-        seconds: round(seconds, 2),
-        perSecond: round(n / seconds, 1),
-        workerCpuMsPerDelivery: round((after.cpuMs - before.cpuMs) / n, 2),
-        workerPeakRssMb: mb(after.peakRss),
-      });
-      console.log(`  throughput ${system} ${n}: ${round(n / seconds, 1)}/s`);
-    }
+  for (const [i, n] of sizes.entries()) {
+    const order: System[] = i % 2 === 0 ? ['baseline', 'redeliver'] : ['redeliver', 'baseline'];
+    for (const system of order) rows.push(await deliverAtOnce(bench, sink, system, n));
   }
   return rows;
+}
+
+/** `n` deliveries of one system, each delivered by its first attempt, on a worker process of its own. */
+async function deliverAtOnce(bench: BenchServer, sink: FlakyEndpoint, system: System, n: number): Promise<ThroughputRow> {
+  const taskQueue = `tp-${system}-${n}-${randomUUID().slice(0, 6)}`;
+  const worker = await startWorkerProcess(system, bench.server.address, taskQueue);
+  const before = await worker.stats();
+  const serverBefore = cpuMsOf(bench.server.process.pid);
+  const started = Date.now();
+  const ids = Array.from({ length: n }, (_, i) => `m${i}`);
+  const redeliver = new Redeliver(bench.client, { taskQueue });
+  const workflowIds = await pool(ids, 64, async (id) => {
+    if (system === 'redeliver') {
+      const handle = await redeliver.submit({
+        kind: 'event',
+        tenant: 'bench',
+        device: taskQueue,
+        messageId: id,
+        payload: { id },
+        target: `${sink.url}/tp`,
+      });
+      return handle.deliveryId;
+    }
+    const workflowId = `${taskQueue}/${id}`;
+    await bench.client.workflow.start('bareDelivery', { taskQueue, workflowId, args: [`${sink.url}/tp`, JSON.stringify({ id }), id] });
+    return workflowId;
+  });
+  const finished = await waitForCount(bench.client, `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'`, n, 30 * 60_000);
+  const serverCpuMs = cpuMsOf(bench.server.process.pid) - serverBefore;
+  const after = await worker.stats();
+  await worker.stop();
+  const seconds = (finished - started) / 1000;
+  const costs = await historyCosts(bench.client, workflowIds);
+  console.log(
+    `  throughput ${system} ${n}: ${round(n / seconds, 1)}/s, ${costs.historyEventsPerDelivery} events, ${costs.workflowTasksPerDelivery} workflow tasks`,
+  );
+  return {
+    system,
+    deliveries: n,
+    seconds: round(seconds, 2),
+    perSecond: round(n / seconds, 1),
+    workerCpuMsPerDelivery: round((after.cpuMs - before.cpuMs) / n, 2),
+    workerPeakRssMb: mb(after.peakRss),
+    serverCpuMsPerDelivery: round(serverCpuMs / n, 2),
+    ...costs,
+  };
+}
+
+/** History events and workflow tasks (each a poll and a completion) per delivery, over a sample spread across the run. */
+async function historyCosts(client: Client, workflowIds: string[]) {
+  const step = Math.max(1, Math.floor(workflowIds.length / SAMPLED_HISTORIES));
+  const sample = workflowIds.filter((_, i) => i % step === 0).slice(0, SAMPLED_HISTORIES);
+  let events = 0;
+  let workflowTasks = 0;
+  for (const id of sample) {
+    const history = (await client.workflow.getHandle(id).fetchHistory()).events ?? [];
+    events += history.length;
+    workflowTasks += history.filter((e) => e.workflowTaskStartedEventAttributes).length;
+  }
+  return { historyEventsPerDelivery: round(events / sample.length, 1), workflowTasksPerDelivery: round(workflowTasks / sample.length, 1) };
 }

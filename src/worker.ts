@@ -36,7 +36,7 @@ export interface RedeliverWorkerOptions {
   namespace?: string;
   /** Default $REDELIVER_TASK_QUEUE or `redeliver`. */
   taskQueue?: string;
-  /** Attempts in flight at once, first attempts and retries each. Default $REDELIVER_MAX_CONCURRENT_ATTEMPTS or 200. */
+  /** Attempts in flight at once. Default $REDELIVER_MAX_CONCURRENT_ATTEMPTS or 200. */
   maxConcurrentAttempts?: number;
   /** A pre-built workflow bundle (production); the worker bundles src/workflows itself when absent. */
   workflowBundlePath?: string;
@@ -115,7 +115,8 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
     ...(reporter && { identity: reporter.identity }),
     ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities({ http, mqtt, budget, reporter, client, ...(listener && { listener }) }),
-    ...attemptSlots(options.maxConcurrentAttempts ?? settings.maxConcurrentAttempts, settings.maxConcurrentWorkflowTasks),
+    maxConcurrentActivityTaskExecutions: options.maxConcurrentAttempts ?? settings.maxConcurrentAttempts,
+    ...(settings.maxConcurrentWorkflowTasks && { maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTasks }),
     // SIGTERM: stop polling, let attempts in flight finish for this long, then hand the rest back (activities/deliver.ts)
     shutdownGraceTime: options.shutdownGraceTime ?? settings.shutdownGraceMs,
     ...(dataConverter && { dataConverter }),
@@ -132,23 +133,6 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   };
   registerParts(worker, { mqtt, reporter, close });
   return worker;
-}
-
-/** The SDK's workflow task pollers (its default), each holding a workflow task slot while it polls. */
-const WORKFLOW_TASK_POLLERS = 10;
-
-/**
- * Slots for `attempts` attempts at once: retries are activities, a delivery's first attempt a local activity
- * (workflows/delivery-turn.ts) that holds its workflow task's slot while it runs; so unless told otherwise,
- * as many workflow task slots as attempts, besides the pollers' (with the SDK's 40, a slow endpoint's first
- * attempts would go out 30 at a time).
- */
-function attemptSlots(attempts: number, workflowTasks: number | undefined): Partial<WorkerOptions> {
-  return {
-    maxConcurrentActivityTaskExecutions: attempts,
-    maxConcurrentLocalActivityExecutions: attempts,
-    maxConcurrentWorkflowTaskExecutions: workflowTasks ?? attempts + WORKFLOW_TASK_POLLERS,
-  };
 }
 
 /** Tracing as the options or the environment ask; refused when the environment asks for it and the bundle has no tracing in it. */
