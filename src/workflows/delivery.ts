@@ -1,4 +1,4 @@
-import { CancellationScope, allHandlersFinished, condition, isCancellation, setHandler } from '@temporalio/workflow';
+import { CancellationScope, allHandlersFinished, condition, isCancellation, patched, setHandler } from '@temporalio/workflow';
 import type { DeliveryResult } from '../delivery/types';
 import { pauseUpdate, resumeUpdate, retryNowUpdate, statusQuery } from './definitions';
 import { DeliveryTracker, type DeliveryWorkflowInput } from './delivery-state';
@@ -11,6 +11,9 @@ import { temporalEffects } from './visibility';
 export type { CarriedState, DeliveryWorkflowInput } from './delivery-state';
 export { SERVER_SIDE_RETRIES } from './timer-retries';
 export { TRUE_ATTEMPT_COUNTS } from './server-retries';
+
+/** A delivery a batch started carries its first attempt (input.firstAttempt) instead of making it. */
+export const HANDED_OVER_FIRST_ATTEMPT = 'handed-over-first-attempt';
 
 /**
  * One delivery: the first attempt is an activity; the retries are one activity that Temporal retries, its
@@ -37,7 +40,9 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
   setHandler(resumeUpdate, () => d.resume(), { validator: () => d.checkResume() });
   try {
     // the first attempt; then, for a delivery recorded before server-side retries, timers until a failure finds the patch
-    const first = input.firstAttempt ? d.handedOver(input.firstAttempt) : await attemptInTurn(d);
+    // a worker from before batches ignores firstAttempt and sends attempt 1 itself: the patch keeps that run replayable
+    const handedOver = input.firstAttempt && patched(HANDED_OVER_FIRST_ATTEMPT);
+    const first = handedOver ? d.handedOver(input.firstAttempt!) : await attemptInTurn(d);
     const result = first ?? (await retryOnTimers(d, historyLimit));
     return result ?? (await retryOnServer(d, retrying, historyLimit));
   } catch (err) {
