@@ -6,6 +6,7 @@ import type { Delivery, DeliveryResult, Outcome } from './delivery/types';
 import { ConfigError } from './config/errors';
 import { isEncryptedValue } from './encryption/codec';
 import { InvalidInputError, type Problem } from './errors';
+import { validateDeliveries, type ValidateOptions } from './validation/delivery';
 import { idSchema, storedBytes } from './validation/limits';
 import { Tenant } from './workflows/definitions';
 import type { batchWorkflow } from './workflows/batch';
@@ -71,6 +72,23 @@ export function planBatches(deliveries: readonly Delivery[], bounds: BatchBounds
     });
   }
   return batches;
+}
+
+/** How a set of messages is cut into batches (Redeliver.submitBatch). */
+export interface BatchOptions {
+  batchId?: string;
+  maxMessages?: number;
+  maxBytes?: number;
+}
+
+/**
+ * Every input validated and the set cut into batches, without I/O: bad input (or options) is refused here,
+ * naming the field, before anything starts. Redeliver.startBatches starts the plan.
+ */
+export function planSubmission(inputs: readonly unknown[], options: BatchOptions = {}, validate: ValidateOptions = {}): PlannedBatch[] {
+  checkBatchId(options.batchId);
+  const bounds = batchBounds(options);
+  return planBatches(validateDeliveries(inputs, validate), bounds, options.batchId);
 }
 
 /** Bounds as given, checked: a wrong one is refused naming it. */

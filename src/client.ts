@@ -47,7 +47,7 @@ import {
 } from './workflows/definitions';
 import type { deliveryWorkflow } from './workflows/delivery';
 import { Batcher, type BatcherOptions } from './batcher';
-import { BatchSubmission, batchBounds, checkBatchId, planBatches, startBatch, type BatchHandle, type PlannedBatch } from './batches';
+import { BatchSubmission, planSubmission, startBatch, type BatchHandle, type BatchOptions, type PlannedBatch } from './batches';
 import { deliveryStart, fingerprintOf, type DeliveryMemo, type Redrive } from './delivery-start';
 
 export { DEFAULT_TASK_QUEUE };
@@ -196,13 +196,12 @@ export class Redeliver {
    * the set is cut by tenant and size (MAX_BATCH_MESSAGES, MAX_BATCH_BYTES). A batch id already used is not
    * started again; without one, the id comes from the batch's contents, so resubmitting the same set sends nothing.
    */
-  async submitBatch(
-    inputs: DeliveryInput[],
-    options: { batchId?: string; maxMessages?: number; maxBytes?: number } = {},
-  ): Promise<BatchSubmission> {
-    checkBatchId(options.batchId);
-    const bounds = batchBounds(options);
-    const planned = planBatches(validateDeliveries(inputs, this.options), bounds, options.batchId);
+  async submitBatch(inputs: DeliveryInput[], options: BatchOptions = {}): Promise<BatchSubmission> {
+    return this.startBatches(planSubmission(inputs, options, this.options));
+  }
+
+  /** Starts batches planned by `planSubmission` (what submitBatch does after planning; the CLI plans before it connects). */
+  async startBatches(planned: PlannedBatch[]): Promise<BatchSubmission> {
     const batches = await Promise.all(planned.map((b) => this.startPlanned(b)));
     const ids = [...new Set(planned.flatMap((b) => b.deliveries.map((d) => d.deliveryId)))];
     return new BatchSubmission(batches, ids, (id) => this.getHandle(id).result());

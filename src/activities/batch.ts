@@ -112,12 +112,19 @@ async function runBounded<T>(items: readonly T[], work: (item: T, index: number)
   const queues = new Map<string, number[]>();
   items.forEach((item, i) => {
     const key = keyOf(item);
-    queues.set(key, [...(queues.get(key) ?? []), i]);
+    const queue = queues.get(key);
+    if (queue) queue.push(i);
+    else queues.set(key, [i]);
   });
   const lanes: (() => Promise<void>)[] = [];
   for (const queue of queues.values()) {
+    // the key's lanes take its items in turn
+    let next = 0;
     const lane = async () => {
-      for (let i = queue.shift(); i !== undefined; i = queue.shift()) await work(items[i]!, i);
+      while (next < queue.length) {
+        const i = queue[next++]!;
+        await work(items[i]!, i);
+      }
     };
     for (let n = 0; n < Math.min(BATCH_ENDPOINT_CONCURRENCY, queue.length); n++) lanes.push(lane);
   }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { batchBounds, checkBatchId, MAX_BATCH_MESSAGES, planBatches } from '../batches';
+import { checkBatchId, MAX_BATCH_MESSAGES, planSubmission, type BatchOptions, type PlannedBatch } from '../batches';
 import type { Redeliver } from '../client';
 import type { DeliveryInput, Outcome } from '../delivery/types';
 import { InvalidInputError, type Problem } from '../errors';
@@ -18,11 +18,6 @@ export interface FileFlags extends ConnectionFlags {
   batchSize?: string;
   wait?: boolean;
   json?: boolean;
-}
-
-interface BatchOptions {
-  batchId?: string;
-  maxMessages?: number;
 }
 
 /** One message's end, as the summary counts it. */
@@ -71,13 +66,12 @@ function refuse(flags: string[], message: string): void {
 export async function submitFile(flags: FileFlags): Promise<void> {
   const inputs = parseDeliveries(flags.file === '-' ? readFileSync(0, 'utf8') : readFileSync(flags.file!, 'utf8'));
   const options = batchOptions(flags);
-  const deliveries = validateDeliveries(inputs); // bad input starts nothing and draws no bar
-  // a message id given twice for different messages is refused here too, before anything starts
-  if (options) planBatches(deliveries, batchBounds(options), options.batchId);
+  // bad input starts nothing and draws no bar; in batches, a message id given twice for different messages too
+  const planned = options ? planSubmission(inputs, options) : (validateDeliveries(inputs), undefined);
   const redeliver = await connect(flags);
   try {
     const started = Date.now();
-    const submitted = options ? await inBatches(redeliver, inputs, options) : await oneByOne(redeliver, inputs);
+    const submitted = planned ? await inBatches(redeliver, planned) : await oneByOne(redeliver, inputs);
     const ended = flags.wait ? await submitted.outcomes() : undefined;
     report(!!flags.json, submitted, ended, Date.now() - started);
     if (ended?.some((e) => e.outcome !== 'delivered')) process.exitCode = EXIT.notDelivered;
@@ -108,8 +102,8 @@ function batchOptions(flags: FileFlags): BatchOptions | undefined {
   return { ...(flags.batchId !== undefined && { batchId: flags.batchId }), ...(maxMessages !== undefined && { maxMessages }) };
 }
 
-async function inBatches(redeliver: Redeliver, inputs: DeliveryInput[], options: BatchOptions): Promise<Submitted> {
-  const submission = await redeliver.submitBatch(inputs, options);
+async function inBatches(redeliver: Redeliver, planned: PlannedBatch[]): Promise<Submitted> {
+  const submission = await redeliver.startBatches(planned);
   return {
     messages: submission.messages,
     batchWorkflowIds: submission.batches.map((b) => b.workflowId),
