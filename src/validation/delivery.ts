@@ -54,6 +54,13 @@ const verdictSchema = z.enum(['success', 'client', 'well-known', 'server', 'conn
 /** A credential name: what a worker looks up (README, "MQTT credentials"), never the secret itself. */
 export const CREDENTIAL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
+/** A credential's name, on an MQTT target or a subscription's broker: the worker resolves it, the secret never travels. */
+export const credentialSchema = z
+  .string({ error: 'must be a string (the name of a credential the worker resolves)' })
+  .regex(CREDENTIAL_NAME, {
+    error: 'must be a credential name: letters, digits, "_", "." or "-", at most 64 (the worker resolves it; never put the secret here)',
+  });
+
 /** Eclipse Hono's MQTT topics, the default of each kind (its MQTT adapter's user guide). */
 export const DEFAULT_MQTT_TOPICS: Record<MessageKind, string> = {
   telemetry: 'telemetry/{tenant}/{device}',
@@ -116,13 +123,7 @@ const targetSchema = z
     timeout: durationSchema.optional(),
     topic: z.string({ error: 'must be a string' }).optional(),
     protocolVersion: z.enum(['5', '3.1.1'], { error: 'must be "5" or "3.1.1"' }).optional(),
-    credential: z
-      .string({ error: 'must be a string (the name of a credential the worker resolves)' })
-      .regex(CREDENTIAL_NAME, {
-        error:
-          'must be a credential name: letters, digits, "_", "." or "-", at most 64 (the worker resolves it; never put the secret here)',
-      })
-      .optional(),
+    credential: credentialSchema.optional(),
     tls: tlsSchema.optional(),
     batch: batchingSchema.optional(),
   })

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { brokerProblems, CREDENTIAL_NAME, DEFAULT_ATTEMPT_TIMEOUT_MS, tlsSchema, validateDelivery, zodProblems } from './delivery';
+import { brokerProblems, credentialSchema, DEFAULT_ATTEMPT_TIMEOUT_MS, tlsSchema, validateDelivery, zodProblems } from './delivery';
 import { COMMAND_HEADERS, headerProblems, idSchema, parseTargetUrl } from './limits';
 import type { DeliveryInput, MqttTargetInput } from '../delivery/types';
 import { InvalidInputError, type Problem } from '../errors';
@@ -28,13 +28,7 @@ const brokerSchema = z
     url: z.string({ error: 'must be a URL string' }),
     topic: z.string({ error: 'must be a string' }).optional(),
     protocolVersion: z.enum(['5', '3.1.1'], { error: 'must be "5" or "3.1.1"' }).optional(),
-    credential: z
-      .string({ error: 'must be a string (the name of a credential the worker resolves)' })
-      .regex(CREDENTIAL_NAME, {
-        error:
-          'must be a credential name: letters, digits, "_", "." or "-", at most 64 (the worker resolves it; never put the secret here)',
-      })
-      .optional(),
+    credential: credentialSchema.optional(),
     timeout: duration.optional(),
     tls: tlsSchema.optional(),
     clientId: idSchema('client id').optional(),
