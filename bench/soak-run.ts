@@ -87,6 +87,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
 
   const started = Date.now();
   const handles: DeliveryHandle[] = new Array(n);
+  // a cancel waits until its delivery has ended (up to a minute behind a busy worker): it runs beside the
+  // submits, not in a submit lane, which it would hold idle while the rest of the soak waits behind it
+  const cancelled: Promise<unknown>[] = [];
   let next = 0;
   await Promise.all(
     Array.from({ length: options.submitConcurrency ?? 32 }, async () => {
@@ -94,13 +97,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         const i = next++;
         handles[i] = await redeliver.submit(inputs[i]!);
         if (cancels(i))
-          await handles[i].cancel().catch((err: unknown) => {
-            if (!(err instanceof DeliveryControlError)) throw err; // it had ended already: fine
-          });
+          cancelled.push(
+            handles[i].cancel().catch((err: unknown) => {
+              if (!(err instanceof DeliveryControlError)) throw err; // it had ended already: fine
+            }),
+          );
       }
     }),
   );
   const submitted = Date.now();
+  await Promise.all(cancelled);
   log(`submitted ${n} in ${((submitted - started) / 1000).toFixed(1)} s`);
 
   // every delivery ends: nothing is left running on the task queue

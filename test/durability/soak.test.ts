@@ -29,7 +29,9 @@ test(
       receiver,
       deliveries: DELIVERIES,
       seed: 'ci-soak-1',
-      timeoutMs: 4 * 60_000,
+      // measured: 94–195 s in full-suite runs on 2 cores, 250 s on CI's machine beside the other tests (4 min
+      // was too tight there: 32 of 2,000 still running); the bound only decides how long a lost delivery takes to show
+      timeoutMs: 6 * 60_000,
     });
     process.stderr.write(`soak: ${JSON.stringify(figures)}\n`);
     expect(problems).toEqual([]);
@@ -39,5 +41,5 @@ test(
       expect(figures.outcomes[outcome]).toBeGreaterThan(0);
     expect(figures.requests).toBeGreaterThan(DELIVERIES * 1.3);
   },
-  5 * 60_000,
+  7 * 60_000,
 );
