@@ -1,7 +1,8 @@
 // Three tiers, one Jest project each; `jest` runs them all, `jest --selectProjects <name>` one (package.json).
 // Jest runs a project's globalSetup only when a test of that project is in the run, and a setup module named
 // by two projects once: the unit tier starts nothing, and a full run starts one dev server for the other two.
-const base = { testEnvironment: 'node', transform: { '^.+\\.ts$': 'ts-jest' } };
+// .temporal holds the installed CLI and the Go builds of the cluster's server (module cache included): not the project's code
+const base = { testEnvironment: 'node', transform: { '^.+\\.ts$': 'ts-jest' }, modulePathIgnorePatterns: ['<rootDir>/.temporal/'] };
 // one Temporal dev server and one workflow bundle for the run
 const server = { globalSetup: '<rootDir>/test/setup/global-setup.ts', globalTeardown: '<rootDir>/test/setup/global-teardown.ts' };
 

@@ -6,9 +6,10 @@ import { deliveryStart } from '../delivery-start';
 import type { Delivery } from '../delivery/types';
 import { planSends, sendPlanned, type PlannedSend } from './batch-requests';
 import { activityClock, type AttemptResult, type RequestAttempt } from './deliver';
+import { SendLanes } from './send-lanes';
 import { SUBMISSION_UNCHECKED, type SubmissionCheck } from './submission-check';
 
-/** First attempts in flight at once to one endpoint (host:port), and in one batch. */
+/** First attempts in flight at once to one endpoint (host:port), and in all, across the batches a worker runs (send-lanes.ts). */
 export const BATCH_ENDPOINT_CONCURRENCY = 32;
 export const BATCH_CONCURRENCY = 256;
 /** How often a batch's activity heartbeats its progress; its heartbeat timeout (workflows/batch.ts) is a few times this. */
@@ -21,6 +22,8 @@ export interface BatchDeps {
   /** The worker's client: it starts the deliveries of the messages not delivered at once. */
   client: Client | null;
   checkSubmission?: SubmissionCheck;
+  /** The worker's lanes to endpoints; default lanes of BATCH_ENDPOINT_CONCURRENCY and BATCH_CONCURRENCY for these activities. */
+  lanes?: SendLanes;
 }
 
 /** What a batch's activity heartbeats: the messages done so far, by index, so that a retry of it skips them. */
@@ -28,12 +31,13 @@ type BatchProgress = Record<number, MessageResult>;
 
 /**
  * A batch's first attempts (workflows/batch.ts): every message sent once, concurrently but at most
- * BATCH_ENDPOINT_CONCURRENCY at a time to one endpoint (an MQTT broker's over its pooled connection, so
- * QoS 1 PUBLISHes are in flight together). A message that fails becomes its own delivery, started here with
- * that attempt. A worker lost mid-batch: the activity runs again and skips what its last heartbeat had done;
+ * BATCH_ENDPOINT_CONCURRENCY at a time to one endpoint, counting every batch the worker runs (an MQTT
+ * broker's over its pooled connection, so QoS 1 PUBLISHes are in flight together). A message that fails
+ * becomes its own delivery, started here with that attempt. A worker lost mid-batch: the activity runs again and skips what its last heartbeat had done;
  * the rest are sent again (at-least-once, with the same Message-Id).
  */
 export function createBatchActivities(deps: BatchDeps) {
+  const lanes = deps.lanes ?? new SendLanes(BATCH_ENDPOINT_CONCURRENCY, BATCH_CONCURRENCY);
   return {
     async firstAttempts(input: BatchWorkflowInput): Promise<BatchResult> {
       const context = Context.current();
@@ -59,10 +63,14 @@ export function createBatchActivities(deps: BatchDeps) {
       // a message on its own, or several in one request to an endpoint that takes them so (activities/batch-requests.ts)
       const send = async (planned: PlannedSend) => {
         const clock = activityClock();
-        const startedAt = clock();
+        let startedAt = clock();
+        const endpoint = input.deliveries[planned.indexes[0]!]!.endpoint;
         const results = refused
           ? planned.indexes.map((): AttemptResult => ({ ok: false, ...refused }))
-          : await sendPlanned(deps, input.deliveries, planned, clock);
+          : await lanes.run(endpoint, () => {
+              startedAt = clock(); // the attempt starts when it has a lane, not while it waits for one
+              return sendPlanned(deps, input.deliveries, planned, clock);
+            });
         const at = clock();
         const each = (i: number, n: number) => record(i, results[n]!, startedAt, at);
         // a failed batched request hands each of its messages over, a few at a time
