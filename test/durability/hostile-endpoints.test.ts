@@ -42,7 +42,7 @@ test('an endpoint that never finishes: each attempt ends at its 2 s timeout as a
     event(url, { target: { url, timeout: '2s' }, policy: { maxAttempts: 2, jitter: 'none', initial: '200ms', min: '200ms' } }),
   );
   // a worker's garbage collections during the attempts are what lost the timeout before
-  const stop = collectGarbageEvery(100);
+  const gc = collectGarbageEvery(100);
   try {
     const handles = await Promise.all(inputs.map((input) => h.redeliver.submit(input)));
     const results = await Promise.all(handles.map((handle) => handle.result()));
@@ -63,13 +63,13 @@ test('an endpoint that never finishes: each attempt ends at its 2 s timeout as a
       for (const a of attemptLog) expect(a.durationMs).toBeLessThan(timeout + 1_500);
     }
   } finally {
-    stop();
+    gc.stop();
   }
 }, 60_000);
 
 test('an MQTT broker that never answers CONNECT: each attempt ends at its timeout as a timeout failure', async () => {
   const silent = (await startTcpListener('127.0.0.1'))!;
-  const stop = collectGarbageEvery(100);
+  const gc = collectGarbageEvery(100);
   try {
     const url = silent.url('mqtt');
     const input = event(url, {
@@ -88,7 +88,7 @@ test('an MQTT broker that never answers CONNECT: each attempt ends at its timeou
     // 2-core machine, with garbage collected every 50 ms, saw 3,523 ms
     for (const a of attemptLog) expect(a.durationMs).toBeLessThan(2_000 + 3_000);
   } finally {
-    stop();
+    gc.stop();
     await silent.close();
   }
 }, 60_000);

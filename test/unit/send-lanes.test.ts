@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { BATCH_ENDPOINT_CONCURRENCY, createBatchActivities, type BatchDeps } from '../../src/activities/batch';
 import type { AttemptResult } from '../../src/activities/deliver';
+import type { BatchResult } from '../../src/batch/types';
 import { SendLanes } from '../../src/activities/send-lanes';
 import type { Delivery } from '../../src/delivery/types';
 import { validateDelivery } from '../../src/validation/delivery';
@@ -65,7 +66,7 @@ test('two batches to one endpoint on one worker share its lanes: never more than
   for (let i = 0; i < 20 && g.held() < BATCH_ENDPOINT_CONCURRENCY; i++) await new Promise((r) => setImmediate(r));
   expect(g.held()).toBe(BATCH_ENDPOINT_CONCURRENCY);
   await g.releaseAll();
-  const results = await Promise.all(runs);
+  const results = (await Promise.all(runs)) as BatchResult[];
   expect(results.map((r) => r.delivered)).toEqual([40, 40]);
   expect(Object.fromEntries(g.peak)).toEqual({ [batch(1)[0]!.endpoint]: BATCH_ENDPOINT_CONCURRENCY });
 });
