@@ -16,9 +16,9 @@ export interface GarbageCollector {
 
 /**
  * Collects garbage every `intervalMs` until stopped: what a busy worker does during a long attempt, and
- * what made an attempt lose its timeout (issue 15, finding 5). Each collection blocks the event loop (on a
- * loaded 2-core CI machine, 20 a second held a 1 s timeout back by 1.7 s), so a bound on a duration measured
- * meanwhile adds `pausedMs()`.
+ * what made an attempt lose its timeout (issue 15, finding 5). Each collection blocks the event loop, and a
+ * timer due meanwhile fires late (on CI's loaded 2-core machine a 1 s timeout measured 2,664 ms under 20 a
+ * second), so a bound on a duration measured meanwhile adds `pausedMs()`, the collections' own time.
  */
 export function collectGarbageEvery(intervalMs = 50): GarbageCollector {
   let paused = 0;
