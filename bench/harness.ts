@@ -3,15 +3,19 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { startDevServer, type DevServer } from '../src/dev/dev-server';
+import { startDevServer } from '../src/dev/dev-server';
 
 /** SQLite tuned for throughput, as load tests of the Temporal SDKs run their dev server. */
 export const BENCH_SQLITE_PRAGMAS = ['journal_mode=WAL', 'synchronous=OFF'];
 
 export interface BenchServer {
-  server: DevServer;
+  /** The dev server, or a cluster (bench/cluster.ts): where clients and workers connect. */
+  server: { address: string };
   client: Client;
   connection: Connection;
+  /** CPU time (ms) and resident memory (bytes) of the server's processes together. */
+  serverCpuMs(): number;
+  serverRss(): number;
   stop(): Promise<void>;
 }
 
@@ -31,6 +35,8 @@ export async function startBenchServer(port: number): Promise<BenchServer> {
     server,
     client,
     connection,
+    serverCpuMs: () => cpuMsOf(server.process.pid),
+    serverRss: () => rssOf(server.process.pid),
     async stop() {
       await connection.close();
       await server.stop();

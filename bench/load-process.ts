@@ -2,15 +2,19 @@
  * The load generator alone, in a process of its own: `node load-process.js <origin> <connections>`.
  * On a `{ path, messages }` message it POSTs that many messages to the origin with a plain undici Pool,
  * one request in flight per connection, and answers `{ seconds }` (first request until the last answer)
- * or `{ error }` if any answer was not a 2xx. Answers 'stats' like the workers (process-stats.ts).
+ * or `{ error }` if any answer was not a 2xx. With `batches`, each request is a JSON array of that many
+ * delivery inputs (bench/api.ts: the HTTP API's submit). Answers 'stats' like the workers (process-stats.ts).
  */
 import { Pool } from 'undici';
 import { pool } from './harness';
 import { answerStats } from './process-stats';
+import { benchMessage } from './volume-message';
 
 export interface LoadRun {
   path: string;
   messages: number;
+  /** POST the messages as arrays of delivery inputs (benchMessage) to the sink's `path`, `size` a request. */
+  batches?: { size: number; sinkUrl: string; sinkPath: string; authorization: string };
 }
 
 async function main(): Promise<void> {
@@ -30,19 +34,31 @@ async function main(): Promise<void> {
 }
 
 async function load(client: Pool, concurrency: number, run: LoadRun): Promise<number> {
-  const ids = Array.from({ length: run.messages }, (_, i) => `m${i}`);
+  const requests = run.batches ? batchRequests(run, run.batches) : singleRequests(run);
   const started = performance.now();
-  await pool(ids, concurrency, async (messageId) => {
-    const res = await client.request({
-      path: run.path,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'message-id': messageId },
-      body: JSON.stringify({ id: messageId }),
-    });
+  await pool(requests, concurrency, async ({ headers, body }, i) => {
+    const res = await client.request({ path: run.path, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
     await res.body.dump();
-    if (res.statusCode < 200 || res.statusCode >= 300) throw new Error(`HTTP ${res.statusCode} for ${messageId}`);
+    if (res.statusCode < 200 || res.statusCode >= 300) throw new Error(`HTTP ${res.statusCode} for request ${i}`);
   });
   return (performance.now() - started) / 1000;
+}
+
+type Request = { headers: Record<string, string>; body: string };
+
+function singleRequests(run: LoadRun): Request[] {
+  return Array.from({ length: run.messages }, (_, i) => ({ headers: { 'message-id': `m${i}` }, body: JSON.stringify({ id: `m${i}` }) }));
+}
+
+/** Made before the clock starts: the generator's cost is sending them, as a producer's would be. */
+function batchRequests(run: LoadRun, batches: NonNullable<LoadRun['batches']>): Request[] {
+  const requests: Request[] = [];
+  for (let first = 0; first < run.messages; first += batches.size) {
+    const count = Math.min(batches.size, run.messages - first);
+    const inputs = Array.from({ length: count }, (_, k) => benchMessage(batches.sinkUrl, batches.sinkPath, first + k));
+    requests.push({ headers: { authorization: batches.authorization }, body: JSON.stringify(inputs) });
+  }
+  return requests;
 }
 
 main().catch((err) => {

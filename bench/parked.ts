@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redeliver } from '../src/client';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
-import { mb, pool, round, rssOf, startWorkerProcess, waitForCount, type BenchServer } from './harness';
+import { mb, pool, round, startWorkerProcess, waitForCount, type BenchServer } from './harness';
 
 export interface ParkedRow {
   parked: number;
@@ -54,10 +54,10 @@ export async function parkedCapacity(bench: BenchServer, sink: FlakyEndpoint, le
       rows.push({
         parked,
         workerRssMb: mb(stats.rss),
-        serverRssMb: mb(rssOf(bench.server.process.pid)),
+        serverRssMb: mb(bench.serverRss()),
         fillPerSecond: round((parked - previous) / fillSeconds, 1),
       });
-      console.log(`  parked ${parked}: worker ${mb(stats.rss)} MB, server ${mb(rssOf(bench.server.process.pid))} MB`);
+      console.log(`  parked ${parked}: worker ${mb(stats.rss)} MB, server ${mb(bench.serverRss())} MB`);
       if (reached < level) break;
     }
   } finally {

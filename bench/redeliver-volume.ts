@@ -1,16 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redeliver } from '../src/client';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
-import {
-  cpuMsOf,
-  forkWorkerProcess,
-  quantile,
-  round,
-  startWorkerProcess,
-  waitForCount,
-  type BenchServer,
-  type WorkerProcess,
-} from './harness';
+import { forkWorkerProcess, quantile, round, startWorkerProcess, waitForCount, type BenchServer, type WorkerProcess } from './harness';
 import { benchMessage } from './volume-message';
 import type { ProduceRun } from './producer-process';
 import { volumeRow, waitForDelivered, type VolumeRow } from './volume-row';
@@ -24,16 +15,22 @@ export type RedeliverVolumeRow = VolumeRow & { eventsPerMessage: number };
  * `messages` messages submitted with submitBatch (cut into batches of 500) to a worker in its own process, from
  * the first submit until the sink has every message's 2xx and every batch's workflow has closed.
  */
-export async function redeliverBatchVolume(bench: BenchServer, sink: FlakyEndpoint, messages: number): Promise<RedeliverVolumeRow> {
+export async function redeliverBatchVolume(
+  bench: BenchServer,
+  sink: FlakyEndpoint,
+  messages: number,
+): Promise<RedeliverVolumeRow & { acceptedSeconds: number }> {
   return withWorker(bench, 'batch', async (redeliver, worker, taskQueue) => {
     const pathname = `/volume/${taskQueue}`;
     const inputs = Array.from({ length: messages }, (_, i) => benchMessage(sink.url, pathname, i));
     const delivered = waitForDelivered(sink, pathname, messages, 60_000 + messages * 20);
     delivered.catch(() => undefined);
     const before = await worker.stats();
-    const serverBefore = cpuMsOf(bench.server.process.pid);
+    const serverBefore = bench.serverCpuMs();
     const started = Date.now();
     const submission = await redeliver.submitBatch(inputs);
+    // every batch durably started (bench/bridge.ts compares the bridge's acknowledgements with it)
+    const acceptedSeconds = (Date.now() - started) / 1000;
     const lastArrival = await delivered;
     const closed = await waitForCount(
       bench.client,
@@ -49,9 +46,9 @@ export async function redeliverBatchVolume(bench: BenchServer, sink: FlakyEndpoi
       messages,
       span,
       { before, after },
-      { serverCpuMsPerMessage: cpuMsOf(bench.server.process.pid) - serverBefore },
+      { serverCpuMsPerMessage: bench.serverCpuMs() - serverBefore },
     );
-    return { ...row, eventsPerMessage: round(events / submission.batches[0]!.messages, 3) };
+    return { ...row, eventsPerMessage: round(events / submission.batches[0]!.messages, 3), acceptedSeconds: round(acceptedSeconds, 3) };
   });
 }
 
@@ -61,7 +58,7 @@ export async function redeliverSingleVolume(bench: BenchServer, sink: FlakyEndpo
     const pathname = `/volume/${taskQueue}`;
     const inputs = Array.from({ length: messages }, (_, i) => benchMessage(sink.url, pathname, i));
     const before = await worker.stats();
-    const serverBefore = cpuMsOf(bench.server.process.pid);
+    const serverBefore = bench.serverCpuMs();
     const started = Date.now();
     const handles = await redeliver.submitMany(inputs, undefined, 64);
     const closed = await waitForCount(
@@ -78,7 +75,7 @@ export async function redeliverSingleVolume(bench: BenchServer, sink: FlakyEndpo
       { started, finished: closed },
       { before, after },
       {
-        serverCpuMsPerMessage: cpuMsOf(bench.server.process.pid) - serverBefore,
+        serverCpuMsPerMessage: bench.serverCpuMs() - serverBefore,
       },
     );
     return { ...row, eventsPerMessage: events };
@@ -112,7 +109,7 @@ export async function batcherLatency(bench: BenchServer, sink: FlakyEndpoint, pe
     const messages = perSecond * seconds;
     const producer = await forkWorkerProcess('producer-process.js', [bench.server.address, taskQueue]);
     try {
-      const before = { producer: await producer.stats(), worker: await worker.stats(), server: cpuMsOf(bench.server.process.pid) };
+      const before = { producer: await producer.stats(), worker: await worker.stats(), server: bench.serverCpuMs() };
       const delivered = waitForDelivered(sink, pathname, messages, 60_000 + messages * 20);
       delivered.catch(() => undefined);
       const run: ProduceRun = { sinkUrl: sink.url, path: pathname, perSecond, messages };
@@ -123,7 +120,7 @@ export async function batcherLatency(bench: BenchServer, sink: FlakyEndpoint, pe
       if (!answer.submittedAt) throw new Error(`producer: ${answer.error ?? 'no answer'}`);
       const submittedAt = answer.submittedAt;
       const last = await delivered;
-      const after = { producer: await producer.stats(), worker: await worker.stats(), server: cpuMsOf(bench.server.process.pid) };
+      const after = { producer: await producer.stats(), worker: await worker.stats(), server: bench.serverCpuMs() };
       const perMessage = (ms: number) => round(ms / messages, 3);
       const batches = (await bench.client.workflow.count(`WorkflowType = 'batchWorkflow' AND TaskQueue = '${taskQueue}'`)).count;
       const latencies = sink.received

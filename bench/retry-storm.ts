@@ -9,6 +9,8 @@ export interface StormRow {
   jitter: Jitter;
   /** The per-endpoint retry budget: on = the default 10 retries/s with a burst of 20. */
   budget: 'on' | 'off';
+  /** The endpoint's circuit breaker (docs/endpoint-health.md): on = the default, one probe a second while failing. Absent: off (rows from before it). */
+  breaker?: 'on' | 'off';
   deliveries: number;
   downSeconds: number;
   requestsWhileDown: number;
@@ -19,10 +21,11 @@ export interface StormRow {
   perSecond: number[];
 }
 
-/** Each jitter strategy without the retry budget, then the two extremes with it. */
-const RUNS: { jitter: Jitter; budget: StormRow['budget'] }[] = [
-  ...(['full', 'equal', 'decorrelated', 'none'] as const).map((jitter) => ({ jitter, budget: 'off' as const })),
-  ...(['full', 'none'] as const).map((jitter) => ({ jitter, budget: 'on' as const })),
+/** Each jitter strategy without the retry budget, then the two extremes with it, then with it and the circuit breaker. */
+const RUNS: { jitter: Jitter; budget: StormRow['budget']; breaker: 'on' | 'off' }[] = [
+  ...(['full', 'equal', 'decorrelated', 'none'] as const).map((jitter) => ({ jitter, budget: 'off' as const, breaker: 'off' as const })),
+  ...(['full', 'none'] as const).map((jitter) => ({ jitter, budget: 'on' as const, breaker: 'off' as const })),
+  ...(['full', 'none'] as const).map((jitter) => ({ jitter, budget: 'on' as const, breaker: 'on' as const })),
 ];
 
 /**
@@ -35,11 +38,13 @@ const RUNS: { jitter: Jitter; budget: StormRow['budget'] }[] = [
  */
 export async function retryStorm(bench: BenchServer, sink: FlakyEndpoint, deliveries: number, downMs: number): Promise<StormRow[]> {
   const rows: StormRow[] = [];
-  for (const { jitter, budget } of RUNS) {
-    const taskQueue = `storm-${jitter}-budget-${budget}-${randomUUID().slice(0, 6)}`;
+  for (const { jitter, budget, breaker } of RUNS) {
+    const taskQueue = `storm-${jitter}-budget-${budget}-breaker-${breaker}-${randomUUID().slice(0, 6)}`;
     const worker = await startWorkerProcess('redeliver', bench.server.address, taskQueue, { retryBudget: budget === 'on' });
     const redeliver = new Redeliver(bench.client, { taskQueue });
     const path = `/storm-${taskQueue}`;
+    // the breaker is on by default: the rows without it (the budget alone) turn it off for their endpoint
+    await redeliver.endpoint(sink.url).set({ breaker });
     sink.setDown(path, true);
     // every delivery starts at t0: submitting 1,000 takes ~20 s here, so t0 lies beyond that
     const t0 = Date.now() + 5_000 + deliveries * 30;
@@ -83,6 +88,7 @@ export async function retryStorm(bench: BenchServer, sink: FlakyEndpoint, delive
       rows.push({
         jitter,
         budget,
+        breaker,
         deliveries,
         downSeconds,
         requestsWhileDown: hits.filter((h) => h.at < recovered).length,
@@ -92,7 +98,7 @@ export async function retryStorm(bench: BenchServer, sink: FlakyEndpoint, delive
         perSecond,
       });
       console.log(
-        `  storm ${jitter}, budget ${budget}: peak after recovery ${rows.at(-1)!.peakPerSecondAfterRecovery}/s, all delivered after ${rows.at(-1)!.secondsUntilAllDelivered} s`,
+        `  storm ${jitter}, budget ${budget}, breaker ${breaker}: ${rows.at(-1)!.requestsWhileDown} requests while down, peak after recovery ${rows.at(-1)!.peakPerSecondAfterRecovery}/s, all delivered after ${rows.at(-1)!.secondsUntilAllDelivered} s`,
       );
     } finally {
       await worker.stop();

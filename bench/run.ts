@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only throughput,cost,timers,storm,parked,volume]`: the benchmarks of
+ * `npm run bench [-- --quick] [-- --only throughput,cost,timers,storm,parked,volume,cluster,api,bridge,ordering]`: the benchmarks of
  * bench/README.md on a local dev server with file persistence. Writes bench/results/results.json,
  * results.md and plots (bench/results/quick/ for --quick); sections not run this time are kept from the
  * previous results.json. Not part of `npm test`.
@@ -11,7 +11,11 @@ import { startFlakyEndpoint } from '../src/demo/flaky-endpoint';
 import { TEMPORAL_CLI_VERSION } from '../src/dev/temporal-cli';
 import { PALETTE, renderFigure, writePlot } from '../src/plot';
 import { installRuntime } from '../src/worker';
+import { apiThroughput, type ApiRow } from './api';
+import { bridgeThroughput, type BridgeRow } from './bridge';
+import { clusterComparison, type ClusterBenchRow } from './cluster';
 import { startBenchServer, BENCH_SQLITE_PRAGMAS } from './harness';
+import { orderingThroughput, type OrderingRow } from './ordering';
 import { parkedCapacity, type ParkedRow } from './parked';
 import { retryCost, type RetryCostRow } from './retry-cost';
 import { retryStorm, type StormRow } from './retry-storm';
@@ -28,6 +32,17 @@ const SIZES = {
     parked: [1_000, 10_000, 20_000, 40_000, 80_000],
     parkedBudgetMs: 8 * 60_000,
     volume: { messages: [20_000], single: 1_000, memory: 100_000, latency: { perSecond: [250, 500, 1_000], seconds: 20 } },
+    api: { messages: 20_000, batchSize: 500, connections: 4 },
+    bridge: 20_000,
+    ordering: 1_000,
+    cluster: {
+      single: 1_000,
+      batch: 5_000,
+      timers: 1_000,
+      timerWindowMs: 30_000,
+      parked: [1_000, 5_000, 10_000],
+      parkedBudgetMs: 4 * 60_000,
+    },
   },
   quick: {
     throughput: [200, 1_000],
@@ -37,6 +52,10 @@ const SIZES = {
     parked: [500, 2_000],
     parkedBudgetMs: 60_000,
     volume: { messages: [3_000], single: 300, memory: 0, latency: { perSecond: [500, 1_000], seconds: 10 } },
+    api: { messages: 3_000, batchSize: 500, connections: 4 },
+    bridge: 3_000,
+    ordering: 200,
+    cluster: { single: 200, batch: 1_000, timers: 200, timerWindowMs: 10_000, parked: [500, 1_000], parkedBudgetMs: 60_000 },
   },
 };
 
@@ -50,6 +69,14 @@ interface Results {
   retryStorm?: StormRow[];
   parked?: ParkedRow[];
   volume?: VolumeResults;
+  /** The same work on a Temporal cluster on PostgreSQL beside the dev server (bench/cluster.ts). */
+  cluster?: ClusterBenchRow[];
+  /** Messages accepted a second over the HTTP API, beside the client API (bench/api.ts). */
+  api?: ApiRow[];
+  /** Messages a second through the MQTT bridge, beside the client API and the publisher alone (bench/bridge.ts). */
+  bridge?: BridgeRow[];
+  /** Messages a second ordered on one key, on 100 keys, and unordered (bench/ordering.ts). */
+  ordering?: OrderingRow[];
   /** When each section was measured: a run with `--only` keeps the other sections of the previous results. */
   measured?: Partial<Record<SectionKey, string>>;
 }
@@ -62,6 +89,10 @@ const SECTIONS = {
   storm: 'retryStorm',
   parked: 'parked',
   volume: 'volume',
+  cluster: 'cluster',
+  api: 'api',
+  bridge: 'bridge',
+  ordering: 'ordering',
 } as const;
 type SectionKey = (typeof SECTIONS)[keyof typeof SECTIONS];
 
@@ -128,6 +159,28 @@ async function main(): Promise<void> {
     if (only.includes('volume')) {
       console.log('volume ...');
       results.volume = await volume(bench, sink, sizes.volume);
+      save();
+      sink.received.length = 0;
+    }
+    if (only.includes('api')) {
+      console.log('HTTP API ...');
+      results.api = await apiThroughput(bench, sink, sizes.api);
+      save();
+    }
+    if (only.includes('bridge')) {
+      console.log('MQTT bridge ...');
+      results.bridge = await bridgeThroughput(bench, sink, sizes.bridge);
+      save();
+    }
+    if (only.includes('ordering')) {
+      console.log('ordering keys ...');
+      results.ordering = await orderingThroughput(bench, sink, sizes.ordering);
+      save();
+      sink.received.length = 0;
+    }
+    if (only.includes('cluster')) {
+      console.log('cluster beside the dev server ...');
+      results.cluster = await clusterComparison(bench, sink, sizes.cluster);
       save();
       sink.received.length = 0;
     }
@@ -264,6 +317,8 @@ export function report(r: Results): string {
   }
   if (r.retryStorm) {
     const none = r.retryStorm.find((s) => s.jitter === 'none' && s.budget === 'off')!;
+    const budgetOnly = (s: StormRow) =>
+      r.retryStorm!.find((b) => b.jitter === s.jitter && b.budget === 'on' && (b.breaker ?? 'off') === 'off');
     parts.push(
       '',
       `## 4. Retry storm: ${r.retryStorm[0]!.deliveries} deliveries per run, endpoint down ${r.retryStorm[0]!.downSeconds} s, then up`,
@@ -274,7 +329,9 @@ export function report(r: Results): string {
         [
           'jitter',
           'retry budget',
+          'breaker',
           'requests while down',
+          'vs budget alone',
           'peak req/s while down',
           'peak req/s after recovery',
           'vs none, budget off',
@@ -283,7 +340,9 @@ export function report(r: Results): string {
         r.retryStorm.map((s) => [
           s.jitter,
           s.budget,
+          s.breaker ?? 'off',
           s.requestsWhileDown,
+          s.breaker === 'on' ? x(s.requestsWhileDown, budgetOnly(s)?.requestsWhileDown ?? NaN) : '',
           s.peakPerSecondWhileDown,
           s.peakPerSecondAfterRecovery,
           x(s.peakPerSecondAfterRecovery, none.peakPerSecondAfterRecovery),
@@ -291,7 +350,7 @@ export function report(r: Results): string {
         ]),
       ),
       '',
-      'Each run in turn, on a fresh worker: every delivery starts at the same instant (a common start delay), the endpoint answers 503 until it recovers, then 202; the default policy otherwise (initial 200 ms, max 300 s, min 200 ms). Every jitter strategy runs without the per-endpoint retry budget, then `full` and `none` with the default budget (10 retries/s, burst 20; each run has one worker on a task queue of its own, so that worker has the whole budget). The budget bounds the retries while the endpoint is down to 10/s after the burst (first attempts are not held back), and a held-back retry waits for a reserved slot: after recovery the backlog drains at 10/s, so the peak after recovery is bounded, and the drain takes about (deliveries still waiting) ÷ 10 s — longer than without the budget once that exceeds the wait the backoff alone would leave. Plot: retry-storm.svg / .png (dashed: budget on).',
+      "Each run in turn, on a fresh worker: every delivery starts at the same instant (a common start delay), the endpoint answers 503 until it recovers, then 202; the default policy otherwise (initial 200 ms, max 300 s, min 200 ms). Every jitter strategy runs without the per-endpoint retry budget, then `full` and `none` with the default budget (10 retries/s, burst 20; each run has one worker on a task queue of its own, so that worker has the whole budget). The budget bounds the retries while the endpoint is down to 10/s after the burst (first attempts are not held back), and a held-back retry waits for a reserved slot: after recovery the backlog drains at 10/s, so the peak after recovery is bounded, and the drain takes about (deliveries still waiting) ÷ 10 s — longer than without the budget once that exceeds the wait the backoff alone would leave. With the circuit breaker (on by default; off in the other rows) the endpoint, once judged failing, gets one probe a second instead of the budget's 10 retries a second; the deliveries it held look again at most every 30 s, so they drain within that after the first probe that gets through, at the budget's pace. Plot: retry-storm.svg / .png (dashed: budget on).",
     );
   }
   if (r.parked) {
@@ -305,7 +364,149 @@ export function report(r: Results): string {
   }
   // results from before redeliver joined the section were a bare list of rows
   if (r.volume && !Array.isArray(r.volume)) parts.push(...volumeReport(r.volume));
+  if (r.cluster) parts.push(...clusterReport(r.cluster));
+  if (r.api) parts.push(...apiReport(r.api));
+  if (r.bridge) parts.push(...bridgeReport(r.bridge));
+  if (r.ordering) parts.push(...orderingReport(r.ordering));
   return `${parts.join('\n')}\n`;
+}
+
+function orderingReport(rows: OrderingRow[]): string[] {
+  const unordered = rows.find((r) => r.system === 'unordered')!;
+  const parts = ['', `## Ordering keys: ${unordered.messages} messages, ordered on one key, on 100 keys, and unordered`, ''];
+  parts.push(
+    table(
+      [
+        'system',
+        'messages /s',
+        'vs unordered',
+        'worker CPU ms / message',
+        'server CPU ms / message',
+        'delivery events',
+        'sequencer events / message',
+        's',
+      ],
+      rows.map((r) => [
+        r.system,
+        r.perSecond,
+        x(r.perSecond, unordered.perSecond),
+        r.workerCpuMsPerMessage,
+        r.serverCpuMsPerMessage,
+        r.deliveryEventsPerMessage,
+        r.sequencerEventsPerMessage,
+        r.seconds,
+      ]),
+    ),
+    '',
+    "Every message succeeds at once to the sink of section 6; each one a `submit` (64 in flight, taken in order, so each key's submit order is the order given), each system on a fresh worker process of its own (bench/ordering.ts). Messages /s: from the first submit until the last delivery closed. Delivery events: one delivery's history, the mean of 10 spread across the run; sequencer events: every run of the keys' sequencers (docs/ordering.md), per message. One key is one delivery at a time: its rate is the hand-over's (a few workflow tasks and the attempt), whatever the worker's slots.",
+  );
+  return parts;
+}
+
+function bridgeReport(rows: BridgeRow[]): string[] {
+  const client = rows.find((r) => r.system === 'client-submitBatch')!;
+  const cell = (v: number | undefined) => v ?? '—';
+  return [
+    '',
+    '## 9. The MQTT bridge: messages a second from a broker to the sink',
+    '',
+    table(
+      [
+        'system',
+        'messages',
+        'delivered /s',
+        'vs client API',
+        'accepted /s',
+        'vs client API',
+        'bridge CPU ms / message',
+        'worker CPU ms / message',
+        'batches',
+      ],
+      rows.map((r) => [
+        r.system,
+        r.messages,
+        r.perSecond,
+        x(r.perSecond, client.perSecond),
+        r.acceptedPerSecond,
+        x(r.acceptedPerSecond, client.acceptedPerSecond),
+        cell(r.bridgeCpuMsPerMessage),
+        cell(r.workerCpuMsPerMessage),
+        cell(r.batches),
+      ]),
+    ),
+    '',
+    "The same telemetry messages (one tenant, 100 devices, the id in the `message-id` user property) end to end to the sink of section 6, a worker in its own process. bridge: `redeliver bridge` in its own process (src/bridge, defaults: batches of up to 500 lingering 100 ms, 4,000 messages in flight), the messages published at QoS 1 to Mosquitto 500 at a time by the benchmark's process while it runs (the publisher sets the pace); accepted: until the bridge had acknowledged the last one to the broker, its batch durably started. bridge-backlog: the same messages published while the bridge was away (its session keeps them), then the bridge started, from its connect: its own pace, as after an outage. publisher-alone: the same publishing to a plain MQTT subscriber that acknowledges each message at once; delivered: until the subscriber had them all, accepted: until the broker had acknowledged every publish. client-submitBatch: `Redeliver.submitBatch` of every message at once (section 6's batch row); accepted: until it returned.",
+  ];
+}
+
+function apiReport(rows: ApiRow[]): string[] {
+  const client = rows.find((r) => r.system === 'client-api')!;
+  const cell = (v: number | null) => (v === null ? '—' : v);
+  return [
+    '',
+    '## 8. The HTTP API: messages accepted a second, in batches',
+    '',
+    table(
+      [
+        'system',
+        'messages',
+        'accepted /s',
+        'vs client API',
+        'producer CPU ms / message',
+        'API server CPU ms / message',
+        'dev server CPU ms / message',
+      ],
+      rows.map((r) => [
+        r.system,
+        r.messages,
+        r.perSecond,
+        x(r.perSecond, client.perSecond),
+        r.producerCpuMsPerMessage,
+        cell(r.apiCpuMsPerMessage),
+        cell(r.serverCpuMsPerMessage),
+      ]),
+    ),
+    '',
+    "Accepted: durably started, no worker polling (the batches wait; delivering is measured in section 6). client-api: `Redeliver.submitBatch` of every message at once in batches of 500, from the benchmark's process. http-api: `redeliver serve` in its own process, JSON arrays of 500 delivery inputs POSTed with an API key by a load generator in its own process (undici, 4 requests in flight); each answer is 202 once its batch is started. load-alone: the same generator sending the same requests to the sink, which reads each body and answers 202 without parsing it: what the generator alone can send.",
+  ];
+}
+
+function clusterReport(rows: ClusterBenchRow[]): string[] {
+  const [dev, cluster] = [rows.find((r) => r.server === 'dev server')!, rows.find((r) => r.server === 'cluster')!];
+  const perCore = (v: ClusterBenchRow['single']) => Math.round(1000 / (v.workerCpuMsPerMessage + (v.serverCpuMsPerMessage ?? 0)));
+  const parked = (r: ClusterBenchRow) => r.parked[r.parked.length - 1]!;
+  const line = (what: string, a: number, b: number) => [what, a, b, x(b, a)];
+  const parts = ['', '## 7. A Temporal cluster on PostgreSQL beside the dev server', ''];
+  parts.push(
+    table(
+      ['figure', 'dev server', 'cluster', 'cluster ÷ dev server'],
+      [
+        line(`single deliveries /s (${dev.single.messages})`, dev.single.perSecond, cluster.single.perSecond),
+        line('  worker CPU ms / delivery', dev.single.workerCpuMsPerMessage, cluster.single.workerCpuMsPerMessage),
+        line('  server CPU ms / delivery', dev.single.serverCpuMsPerMessage ?? NaN, cluster.single.serverCpuMsPerMessage ?? NaN),
+        line('  deliveries per core-second (worker + server CPU)', perCore(dev.single), perCore(cluster.single)),
+        line(`batched messages /s (${dev.batch.messages}, batches of 500)`, dev.batch.perSecond, cluster.batch.perSecond),
+        line('  worker CPU ms / message', dev.batch.workerCpuMsPerMessage, cluster.batch.workerCpuMsPerMessage),
+        line('  server CPU ms / message', dev.batch.serverCpuMsPerMessage ?? NaN, cluster.batch.serverCpuMsPerMessage ?? NaN),
+        line('  messages per core-second (worker + server CPU)', perCore(dev.batch), perCore(cluster.batch)),
+        line(`timers, ${dev.timers.waiting} waiting: activity start − planned p99 ms`, dev.timers.timerP99Ms, cluster.timers.timerP99Ms),
+        line('  retry at endpoint − planned p50 ms', dev.timers.retryP50Ms, cluster.timers.retryP50Ms),
+        line('  retry at endpoint − planned p99 ms', dev.timers.retryP99Ms, cluster.timers.retryP99Ms),
+        line('parked: deliveries waiting (largest level reached)', parked(dev).parked, parked(cluster).parked),
+        line('  server RSS MB there', parked(dev).serverRssMb, parked(cluster).serverRssMb),
+        line('  fill rate /s there', parked(dev).fillPerSecond, parked(cluster).fillPerSecond),
+      ],
+    ),
+    '',
+    `The cluster: \`redeliver cluster up\` (Temporal Server 1.32.0 built from source, deploy/temporal/config.yaml, 512 shards): frontend, two history hosts, matching and worker, each a process, on PostgreSQL from Debian's packages, on the same 2 cores as everything else. Its server CPU is every Temporal service's and PostgreSQL's (each connection's process included); per delivery of the single run: ${Object.entries(
+      cluster.cpuByService ?? {},
+    )
+      .map(([name, ms]) => `${name} ${ms} ms`)
+      .join(
+        ', ',
+      )}. During the timer run, history's own figures (means): a due timer task waited ${cluster.timerTaskQueueMs} ms in its queue, a persistence request took ${cluster.persistenceMs} ms. Per core-second: 1,000 ÷ (worker + server CPU ms per delivery), the rate one core would sustain if nothing else ran.`,
+  );
+  return parts;
 }
 
 function volumeReport({ rows, latency }: VolumeResults): string[] {
@@ -389,7 +590,7 @@ function redeliverLines(rows: VolumeRow[], latencies: VolumeResults['latency']):
 
 export async function writePlots(storm: StormRow[], outDir: string): Promise<void> {
   const jitters = [...new Set(storm.map((s) => s.jitter))];
-  const name = (s: StormRow) => `${s.jitter} jitter, budget ${s.budget}`;
+  const name = (s: StormRow) => `${s.jitter} jitter, budget ${s.budget}${s.breaker === 'on' ? ', breaker' : ''}`;
   // the legend is one row (src/plot, ~7.2 px a character at 13 px, 58 px of swatch and gap an item): widen the panel to fit it
   const legendWidth = storm.reduce((w, s) => w + 58 + name(s).length * 7.2, 0);
   const svg = renderFigure({

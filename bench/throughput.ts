@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { Redeliver } from '../src/client';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
-import { cpuMsOf, pool, round, mb, startWorkerProcess, waitForCount, type BenchServer } from './harness';
+import { pool, round, mb, startWorkerProcess, waitForCount, type BenchServer } from './harness';
 
 export interface ThroughputRow {
   system: 'redeliver' | 'baseline';
@@ -44,7 +44,7 @@ async function deliverAtOnce(bench: BenchServer, sink: FlakyEndpoint, system: Sy
   const taskQueue = `tp-${system}-${n}-${randomUUID().slice(0, 6)}`;
   const worker = await startWorkerProcess(system, bench.server.address, taskQueue);
   const before = await worker.stats();
-  const serverBefore = cpuMsOf(bench.server.process.pid);
+  const serverBefore = bench.serverCpuMs();
   const started = Date.now();
   const ids = Array.from({ length: n }, (_, i) => `m${i}`);
   const redeliver = new Redeliver(bench.client, { taskQueue });
@@ -65,7 +65,7 @@ async function deliverAtOnce(bench: BenchServer, sink: FlakyEndpoint, system: Sy
     return workflowId;
   });
   const finished = await waitForCount(bench.client, `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'`, n, 30 * 60_000);
-  const serverCpuMs = cpuMsOf(bench.server.process.pid) - serverBefore;
+  const serverCpuMs = bench.serverCpuMs() - serverBefore;
   const after = await worker.stats();
   await worker.stop();
   const seconds = (finished - started) / 1000;

@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { temporal } from '@temporalio/proto';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import type { RetryInput } from '../src/activities/retry';
-import { Redeliver, type DeliveryHandle } from '../src/client';
+import { Redeliver } from '../src/client';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
+import { retryTiming } from '../test/support/histories';
 import { pool, quantile, round, startWorkerProcess, type BenchServer } from './harness';
 
 export interface TimerPrecisionRow {
@@ -62,7 +60,7 @@ export async function timerPrecision(
     const retry: number[] = [];
     const executions = new Map<number, number>();
     await pool(handles, 32, async (h) => {
-      const { planned, started, runs } = await retryTiming(bench, h);
+      const { planned, started, runs } = await retryTiming(bench.client, h);
       executions.set(runs, (executions.get(runs) ?? 0) + 1);
       server.push(started - planned);
       const arrival = sink.received.find(
@@ -94,33 +92,4 @@ export async function timerPrecision(
       );
   }
   return rows;
-}
-
-/**
- * From a delivery's history: attempt 2's planned time (the `retryDelivery` input's progress) and when
- * the server started the execution that sent it (the final ActivityTaskStarted: Temporal writes one for
- * all of an activity's executions, with the last one's start time and attempt number).
- */
-async function retryTiming(bench: BenchServer, h: DeliveryHandle): Promise<{ planned: number; started: number; runs: number }> {
-  const events = (await h.workflow.fetchHistory()).events ?? [];
-  const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'retryDelivery');
-  if (!scheduled) throw new Error(`${h.deliveryId}: no retryDelivery activity`);
-  const startedEvent = [...events]
-    .reverse()
-    .find(
-      (e) =>
-        e.activityTaskStartedEventAttributes && Number(e.activityTaskStartedEventAttributes.scheduledEventId) === Number(scheduled.eventId),
-    );
-  if (!startedEvent) throw new Error(`${h.deliveryId}: retryDelivery never started`);
-  const payloads = scheduled.activityTaskScheduledEventAttributes!.input?.payloads ?? [];
-  const input = await decodeFromPayloadsAtIndex<RetryInput>(bench.client.options.loadedDataConverter, 0, payloads);
-  return {
-    planned: input.progress.nextAttemptAt,
-    started: ms(startedEvent.eventTime),
-    runs: startedEvent.activityTaskStartedEventAttributes!.attempt ?? 0,
-  };
-}
-
-function ms(t: temporal.api.history.v1.IHistoryEvent['eventTime']): number {
-  return Number(t?.seconds ?? 0) * 1000 + Math.round((t?.nanos ?? 0) / 1e6);
 }

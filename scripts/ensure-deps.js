@@ -6,10 +6,12 @@
 //     keeps to the lock file; not `npm ci`, which refuses a lock without the platform packages of
 //     @swc/core for other systems, and registries that serve only this platform leave those out;
 //   - with `--system a,b`: Debian packages whose programs the tests drive for real (chromium for the UI
-//     test, mosquitto for the MQTT tests, maven to fetch the Java time-skipping test server), with
-//     apt-get when they are missing; `npm run bench` asks for redis-server, the Redis of its BullMQ
-//     comparison (bench/bullmq.ts).
-// The Temporal CLI is installed by the code that starts it (src/dev/temporal-cli.ts).
+//     test, mosquitto for the MQTT tests, maven to fetch the Java time-skipping test server, postgresql for
+//     the cluster tests' Temporal cluster), with apt-get when they are missing; `npm run bench` asks for
+//     redis-server, the Redis of its BullMQ comparison (bench/bullmq.ts), postgresql for its cluster, and
+//     mosquitto for its MQTT bridge (bench/bridge.ts).
+// The Temporal CLI is installed by the code that starts it (src/dev/temporal-cli.ts); the Temporal server the
+// cluster runs is built from the Go module proxy by the code that starts it too (src/cluster/go-build.ts).
 'use strict';
 const { execFileSync, spawnSync } = require('node:child_process');
 const { existsSync, statSync } = require('node:fs');
@@ -30,10 +32,12 @@ if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtime
  * Debian package → the program the project runs from it. No entry for `java`: Debian's maven depends on
  * default-jre-headless (OpenJDK 17 on bookworm), which the test server runs on.
  */
-const PROGRAMS = { chromium: 'chromium', mosquitto: 'mosquitto', maven: 'mvn' };
+const PROGRAMS = { chromium: 'chromium', mosquitto: 'mosquitto', maven: 'mvn', postgresql: 'initdb' };
 const i = process.argv.indexOf('--system');
 const wanted = i >= 0 ? (process.argv[i + 1] || '').split(',').filter(Boolean) : [];
-const found = (program) => spawnSync('sh', ['-c', `command -v ${program} || test -x /usr/sbin/${program}`]).status === 0;
+// Debian keeps PostgreSQL's server programs off the PATH, in /usr/lib/postgresql/<major>/bin
+const found = (program) =>
+  spawnSync('sh', ['-c', `command -v ${program} || test -x /usr/sbin/${program} || ls /usr/lib/postgresql/*/bin/${program}`]).status === 0;
 const missing = wanted.filter((pkg) => !found(PROGRAMS[pkg] || pkg));
 if (missing.length > 0) {
   const root = typeof process.getuid === 'function' && process.getuid() === 0;

@@ -1,6 +1,6 @@
 import { fingerprintOf } from './delivery-start';
 import type { Delivery, DeliveryInput } from './delivery/types';
-import { InvalidInputError } from './errors';
+import { InvalidInputError, type Problem } from './errors';
 import { batchBounds, batchContents, type BatchBounds, type BatchHandle, type PlannedBatch } from './batches';
 import { storedBytes } from './validation/limits';
 import { parseDuration } from './policy/duration';
@@ -28,6 +28,27 @@ export interface BatchReceipt {
   batchId: string;
   /** Whether the batch was started by this batcher (false: a batch with the same messages existed). */
   created: boolean;
+}
+
+/** A batcher's options, checked and with their defaults; throws naming every wrong one at once (`field` goes before each name). */
+export function batcherSettings(options: BatcherOptions, field = ''): { bounds: BatchBounds; lingerMs: number; maxInFlight: number } {
+  const problems: Problem[] = [];
+  let bounds: BatchBounds | undefined;
+  try {
+    bounds = batchBounds(options, field);
+  } catch (err) {
+    if (!(err instanceof InvalidInputError)) throw err;
+    problems.push(...err.problems);
+  }
+  const lingerMs = parseDuration(options.linger ?? DEFAULT_LINGER_MS) ?? -1;
+  // past a timer's limit Node fires at once: a longer linger would not linger at all
+  if (!(lingerMs >= 0 && lingerMs <= MAX_TIMER_MS))
+    problems.push({ field: `${field}linger`, message: 'must be a duration from 0 to 24 days' });
+  const maxInFlight = options.maxInFlight ?? 8;
+  if (!Number.isInteger(maxInFlight) || maxInFlight < 1)
+    problems.push({ field: `${field}maxInFlight`, message: 'must be a positive integer' });
+  if (problems.length || !bounds) throw new InvalidInputError(problems, 'batcher options');
+  return { bounds, lingerMs, maxInFlight };
 }
 
 interface Pending {
@@ -62,16 +83,7 @@ export class Batcher {
     private readonly host: BatcherHost,
     options: BatcherOptions = {},
   ) {
-    this.bounds = batchBounds(options);
-    const linger = parseDuration(options.linger ?? DEFAULT_LINGER_MS);
-    this.lingerMs = linger ?? -1;
-    // past a timer's limit Node fires at once: a longer linger would not linger at all
-    if (!(this.lingerMs >= 0 && this.lingerMs <= MAX_TIMER_MS))
-      throw new InvalidInputError([{ field: 'linger', message: 'must be a duration from 0 to 24 days' }], 'batcher options');
-    this.maxInFlight = options.maxInFlight ?? 8;
-    if (!Number.isInteger(this.maxInFlight) || this.maxInFlight < 1) {
-      throw new InvalidInputError([{ field: 'maxInFlight', message: 'must be a positive integer' }], 'batcher options');
-    }
+    ({ bounds: this.bounds, lingerMs: this.lingerMs, maxInFlight: this.maxInFlight } = batcherSettings(options));
   }
 
   /** Queues one message; resolves once its batch is accepted. The same message submitted twice while pending is sent once. */

@@ -187,12 +187,19 @@ interface BatchMemo {
 }
 
 /** Starts one batch's workflow; one that exists is not started again (if it holds the same messages). */
-export async function startBatch(client: Client, taskQueue: string, batch: PlannedBatch, historyLimit?: number): Promise<BatchHandle> {
+export async function startBatch(
+  client: Client,
+  taskQueue: string,
+  batch: PlannedBatch,
+  historyLimit?: number,
+  places?: BatchWorkflowInput['places'],
+): Promise<BatchHandle> {
   const input: BatchWorkflowInput = {
     batchId: batch.batchId,
     tenant: batch.tenant,
     deliveries: batch.deliveries,
     ...(historyLimit && { historyLimit }),
+    ...(places && { places }),
   };
   const handle = (created: boolean) => new BatchHandle(client, batch.tenant, batch.batchId, batch.deliveries.length, created);
   const memo: BatchMemo = { contents: batch.contents };
@@ -228,6 +235,7 @@ async function checkSameMessages(client: Client, batch: PlannedBatch, contents: 
     throw new InvalidInputError(
       [{ field: 'batchId', message: `${batch.batchId} was already used for a batch of other messages` }],
       'batch',
+      true,
     );
   }
 }

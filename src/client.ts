@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import {
   Client,
   Connection,
+  defaultGrpcRetryOptions,
+  makeGrpcRetryInterceptor,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
   WorkflowNotFoundError,
@@ -12,6 +14,7 @@ import {
   type WorkflowExecutionInfo,
   type WorkflowHandle,
 } from '@temporalio/client';
+import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
 import { InternalWorkflowStartOptionsSymbol } from '@temporalio/client/lib/internal';
 import { DeliveryControlError, InvalidInputError, refusalKindOf, type RefusalKind } from './errors';
 import { ConfigError, type Environment } from './config/errors';
@@ -25,10 +28,18 @@ import { retryProgressOf } from './activities/progress';
 import type { RetryProgress } from './activities/retry';
 import { humanDuration, waitingSummary } from './delivery/summary';
 import { endpointWorkflowId } from './delivery/ids';
+import type { OutageRecording } from './endpoints/recording';
 import type { TimelineBucket } from './endpoints/timeline';
 import type { EndpointDowntimeReport, EndpointStatus } from './endpoints/types';
 import type { Delivery, DeliveryInput, DeliveryResult, DeliveryStatus } from './delivery/types';
-import { DEAD_LETTER_STATES, endpointsQuery, visibilityQuery, type DeadLetterState, type DeliveryFilter } from './delivery/filter';
+import {
+  DEAD_LETTER_STATES,
+  endpointsQuery,
+  OPEN_STATES,
+  visibilityQuery,
+  type DeadLetterState,
+  type DeliveryFilter,
+} from './delivery/filter';
 import {
   Attempts,
   DeliveryKind,
@@ -36,6 +47,7 @@ import {
   Device,
   Endpoint,
   endpointDowntimeQuery,
+  endpointRecordingQuery,
   endpointStatusQuery,
   endpointTimelineQuery,
   LastErrorClass,
@@ -49,6 +61,11 @@ import type { deliveryWorkflow } from './workflows/delivery';
 import { Batcher, type BatcherOptions } from './batcher';
 import { BatchSubmission, planSubmission, startBatch, type BatchHandle, type BatchOptions, type PlannedBatch } from './batches';
 import { deliveryStart, fingerprintOf, type DeliveryMemo, type Redrive } from './delivery-start';
+import { batchWorkflowId } from './batch/types';
+import { OrderingKeys, type Place } from './ordering-keys';
+
+type Reuse = 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE';
+import { EndpointHandle } from './endpoint-handle';
 
 export { DEFAULT_TASK_QUEUE };
 
@@ -72,11 +89,19 @@ export interface ConnectOptions extends RedeliverOptions {
    * tracer provider the application registered. Default: when $OTEL_TRACES_EXPORTER is set and not `none`.
    */
   tracing?: boolean;
+  /**
+   * Connect at the first call instead of now, and give up on a call after this many tries while Temporal is
+   * unreachable (the SDK's default tries for about 20 s): for a process that must start and answer while
+   * Temporal is away, such as `redeliver serve`. Default: connect now, the SDK's retries.
+   */
+  lazy?: { attempts: number };
 }
 
 /** The producer's API: submit deliveries, read their status, await their outcome. */
 export class Redeliver {
   readonly taskQueue: string;
+  /** Ordering keys (docs/ordering.md): a key's status and queue, and the release of a stopped key. */
+  readonly ordering: OrderingKeys;
 
   constructor(
     readonly client: Client,
@@ -84,6 +109,7 @@ export class Redeliver {
   ) {
     const defaults = clientDefaultsFromEnv(options.env);
     this.taskQueue = options.taskQueue ?? defaults.taskQueue;
+    this.ordering = new OrderingKeys(client, this.taskQueue);
     // with keys configured, a client without them would store message bodies in plain text
     if (defaults.encryptionConfigured && !client.options.loadedDataConverter.payloadCodecs.some((c) => c instanceof AesGcmPayloadCodec)) {
       throw new ConfigError([
@@ -108,10 +134,16 @@ export class Redeliver {
     const taskQueue = options.taskQueue ?? settings.taskQueue;
     const keys = options.encryptionKeys === undefined ? settings.encryptionKeys : (options.encryptionKeys ?? undefined);
     const tracing = options.tracing ?? settings.tracing;
-    const connection = await Connection.connect({
+    const connectionOptions = {
       ...settings.temporal.connectionOptions,
       ...(options.address && { address: options.address }),
-    });
+    };
+    const connection = options.lazy
+      ? Connection.lazy({
+          ...connectionOptions,
+          interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: options.lazy.attempts }))],
+        })
+      : await Connection.connect(connectionOptions);
     const client = new Client({
       connection,
       namespace,
@@ -139,34 +171,57 @@ export class Redeliver {
    */
   async submit(input: DeliveryInput): Promise<DeliveryHandle> {
     const delivery = this.validate(input);
+    // an ordered message takes its place on its key before it starts: a key that is full starts nothing
+    const place = delivery.orderingKey === undefined ? null : await this.ordering.take(delivery);
+    let started: DeliveryHandle;
     try {
-      return await this.start(delivery, 'REJECT_DUPLICATE');
+      started = await this.start(delivery, 'REJECT_DUPLICATE', undefined, place ?? undefined);
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      const handle = this.client.workflow.getHandle<typeof deliveryWorkflow>(delivery.deliveryId);
-      const existing = ((await handle.describe()).memo as unknown as DeliveryMemo | undefined)?.fingerprint;
-      if (isEncryptedValue(existing)) {
-        const message = `is not set, and ${delivery.deliveryId} exists encrypted: without the keys a resubmit cannot be told from a different message`;
-        throw new ConfigError([{ variable: 'REDELIVER_ENCRYPTION_KEYS', message }]);
-      }
-      if (existing !== undefined && existing !== fingerprintOf(delivery)) {
-        throw new InvalidInputError(
-          [{ field: 'messageId', message: `${delivery.messageId} was already submitted with a different message or target` }],
-          'delivery',
-        );
-      }
-      return new DeliveryHandle(handle, false);
+      return this.resubmitted(delivery, place);
     }
+    // it exists: its key may give it its turn
+    if (place) await this.ordering.started([{ delivery, behind: place.behind }]);
+    return started;
   }
 
-  private async start(delivery: Delivery, reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE', redrive?: Redrive): Promise<DeliveryHandle> {
-    return new DeliveryHandle(await this.startRun(delivery, reuse, redrive), true);
+  /** A message id submitted again: the existing delivery if it is the same message, refused (naming messageId) if not. */
+  private async resubmitted(delivery: Delivery, place: Place | null): Promise<DeliveryHandle> {
+    const handle = this.client.workflow.getHandle<typeof deliveryWorkflow>(delivery.deliveryId);
+    const description = await handle.describe();
+    const existing = (description.memo as unknown as DeliveryMemo | undefined)?.fingerprint;
+    // a place taken just now for a delivery that exists goes back, unless that one runs and holds it (the same message)
+    const holds = description.status.name === 'RUNNING' && existing === fingerprintOf(delivery);
+    if (place && !place.existing && !holds) await this.ordering.withdraw(delivery);
+    if (isEncryptedValue(existing)) {
+      const message = `is not set, and ${delivery.deliveryId} exists encrypted: without the keys a resubmit cannot be told from a different message`;
+      throw new ConfigError([{ variable: 'REDELIVER_ENCRYPTION_KEYS', message }]);
+    }
+    if (existing !== undefined && existing !== fingerprintOf(delivery)) {
+      throw new InvalidInputError(
+        [{ field: 'messageId', message: `${delivery.messageId} was already submitted with a different message or target` }],
+        'delivery',
+        true,
+      );
+    }
+    return new DeliveryHandle(handle, false);
   }
 
-  private async startRun(delivery: Delivery, reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE', redrive?: Redrive) {
+  private async start(delivery: Delivery, reuse: Reuse, redrive?: Redrive, place?: Place): Promise<DeliveryHandle> {
+    return new DeliveryHandle(await this.startRun(delivery, reuse, redrive, place), true);
+  }
+
+  private async startRun(delivery: Delivery, reuse: Reuse, redrive?: Redrive, place?: Place) {
     const { historyLimit } = this.options;
+    const start = {
+      taskQueue: this.taskQueue,
+      reuse,
+      ...(historyLimit && { historyLimit }),
+      ...(redrive && { redrive }),
+      ...(place && { place }),
+    };
     return this.client.workflow.start<typeof deliveryWorkflow>('deliveryWorkflow', {
-      ...deliveryStart(delivery, { taskQueue: this.taskQueue, reuse, ...(historyLimit && { historyLimit }), ...(redrive && { redrive }) }),
+      ...deliveryStart(delivery, start),
       // a redrive's start is deduplicated by the server against the dead letter's run (see redriveRequestId)
       ...(redrive && { [InternalWorkflowStartOptionsSymbol]: { requestId: redriveRequestId(redrive.of) } }),
     });
@@ -216,8 +271,13 @@ export class Redeliver {
     return new Batcher({ validate: (input) => this.validate(input), startBatch: (b) => this.startPlanned(b) }, options);
   }
 
-  private startPlanned(batch: PlannedBatch): Promise<BatchHandle> {
-    return startBatch(this.client, this.taskQueue, batch, this.options.historyLimit);
+  private async startPlanned(batch: PlannedBatch): Promise<BatchHandle> {
+    // ordered messages take their places first, in the order given, however the batches then run (docs/ordering.md)
+    const { places, taken } = await this.ordering.takeForBatch(batch.deliveries, batchWorkflowId(batch.tenant, batch.batchId));
+    const handle = await startBatch(this.client, this.taskQueue, batch, this.options.historyLimit, places);
+    // a batch resubmitted starts nothing: places just taken for messages whose deliveries have ended go back
+    if (!handle.created) await this.ordering.giveBackIfEnded(taken);
+    return handle;
   }
 
   /** Deliveries matching a filter, newest first, as the visibility store has them. */
@@ -227,9 +287,41 @@ export class Redeliver {
     }
   }
 
+  /**
+   * One page of `list`: at most `pageSize` deliveries, and the cursor of the next page (null after the last).
+   * For callers that page across requests (the HTTP API); the cursor is Temporal's page token.
+   */
+  async listPage(filter: DeliveryFilter, page: { pageSize: number; cursor?: string }): Promise<DeliveryPage> {
+    const { namespace } = this.client.options;
+    const response = await this.client.workflowService
+      .listWorkflowExecutions({
+        namespace,
+        query: visibilityQuery(filter, this.taskQueue),
+        pageSize: page.pageSize,
+        ...(page.cursor && { nextPageToken: Buffer.from(page.cursor, 'base64url') }),
+      })
+      .catch((err: unknown) => {
+        // a token Temporal did not make: it answers INVALID_ARGUMENT, or UNKNOWN (the dev server)
+        if (page.cursor && [2, 3].includes((err as { code?: number }).code!))
+          throw new InvalidInputError([{ field: 'cursor', message: 'is not the nextCursor of a page of this listing' }], 'page');
+        throw err;
+      });
+    const { loadedDataConverter } = this.client.options;
+    const deliveries = await Promise.all(
+      response.executions.map(async (raw) => summaryOf(await executionInfoFromRaw(raw, loadedDataConverter, raw, namespace))),
+    );
+    const token = response.nextPageToken;
+    return { deliveries, nextCursor: token?.length ? Buffer.from(token).toString('base64url') : null };
+  }
+
   /** How many deliveries match a filter. */
   async count(filter: DeliveryFilter = {}): Promise<number> {
     return (await this.client.workflow.count(visibilityQuery(filter, this.taskQueue))).count;
+  }
+
+  /** One endpoint's controls: its own limits (docs/endpoint-health.md, "Limits"), as every worker applies them. */
+  endpoint(endpoint: string): EndpointHandle {
+    return new EndpointHandle(this.client, this.taskQueue, endpoint);
   }
 
   /**
@@ -253,7 +345,7 @@ export class Redeliver {
             throw err;
           });
         if (!status) return null;
-        const waiting = await this.count({ endpoint: status.endpoint, state: ['pending', 'attempting', 'waiting', 'paused'] });
+        const waiting = await this.count({ endpoint: status.endpoint, state: [...OPEN_STATES] });
         return { ...status, waiting };
       }),
     );
@@ -276,6 +368,13 @@ export class Redeliver {
   /** An endpoint's attempts per second (the last hour of busy seconds), for a plot. */
   async endpointTimeline(endpoint: string): Promise<TimelineBucket[]> {
     return this.client.workflow.getHandle(endpointWorkflowId(endpoint, this.taskQueue)).query(endpointTimelineQuery);
+  }
+
+  /** An endpoint's recorded attempts, failure periods and arrivals since a time, to replay (docs/outage-replay.md). */
+  async endpointRecording(endpoint: string, since?: Date): Promise<OutageRecording> {
+    return this.client.workflow
+      .getHandle(endpointWorkflowId(endpoint, this.taskQueue))
+      .query(endpointRecordingQuery, since?.getTime(), Date.now());
   }
 
   /** Dead letters (rejected, expired, exhausted, dropped) matching a filter. */
@@ -311,8 +410,11 @@ export class Redeliver {
       throw new DeliveryControlError(deliveryId, 'DeadlinePassed', `its deadline ${deadline} has passed`);
     }
     const redrive = { of: description.runId, token: randomUUID() };
+    // an ordered dead letter that stopped its key takes its place back at the head; any other, one at the end
+    const place = message.orderingKey === undefined ? undefined : await this.ordering.take(message, { redrive: true });
     try {
-      const started = await this.startRun({ ...message, submittedAt: now }, 'ALLOW_DUPLICATE', redrive);
+      const started = await this.startRun({ ...message, submittedAt: now }, 'ALLOW_DUPLICATE', redrive, place);
+      if (place) await this.ordering.started([{ delivery: message, behind: place.behind }]);
       // a start deduplicated by its request id gets the run an earlier one made: ours only if it has our token
       const run = await this.client.workflow.getHandle(deliveryId, started.firstExecutionRunId).describe();
       return new DeliveryHandle(started, (run.memo as Partial<DeliveryMemo> | undefined)?.redriveToken === redrive.token);
@@ -330,7 +432,7 @@ export class Redeliver {
    */
   async redriveAll(
     filter: Parameters<Redeliver['deadLetters']>[0] = {},
-    options: { concurrency?: number; onProgress?: (done: number, total: number) => void } = {},
+    options: { concurrency?: number; onProgress?: (done: number, total: number) => void; signal?: AbortSignal } = {},
   ): Promise<RedriveReport> {
     // visibility lists every run that ended as a dead letter; only a delivery's latest one can still be redriven
     const latest = new Map<string, DeliverySummary>();
@@ -343,7 +445,8 @@ export class Redeliver {
     let next = 0;
     let done = 0;
     const worker = async () => {
-      while (next < letters.length) {
+      // once aborted, the redrives in flight finish and no other starts
+      while (next < letters.length && !options.signal?.aborted) {
         const { deliveryId, runId } = letters[next++]!;
         try {
           const handle = await this.redrive(deliveryId, { runId });
@@ -511,6 +614,13 @@ function withProgress(status: DeliveryStatus, p: RetryProgress): DeliveryStatus 
 export interface EndpointView extends EndpointStatus {
   /** Deliveries to it not ended yet (pending, attempting, waiting, paused). */
   waiting: number;
+}
+
+/** A page of deliveries (`listPage`). */
+export interface DeliveryPage {
+  deliveries: DeliverySummary[];
+  /** Pass it back for the next page; null when there is none. */
+  nextCursor: string | null;
 }
 
 /** One line of a listing: what the visibility store knows of a delivery. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FirstAttempt } from './batch/types';
 import type { Delivery } from './delivery/types';
+import type { StartPlace } from './workflows/ordering-state';
 import type { DeliveryWorkflowInput } from './workflows/delivery';
 import { deliveryFacts, deliveryStartOptions } from './workflows/start-options';
 
@@ -32,8 +33,10 @@ export interface DeliveryStart {
   reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE';
   historyLimit?: number;
   redrive?: Redrive;
-  /** A batch's failed first attempt, and the batch's workflow id. */
-  handedOver?: { firstAttempt: FirstAttempt; batch: string };
+  /** A batch's failed first attempt (none for an ordered message, attempted in its turn), and the batch's workflow id. */
+  handedOver?: { firstAttempt?: FirstAttempt; batch: string };
+  /** An ordered delivery's place on its key, taken before the start: it shows what it waits for from the start. */
+  place?: StartPlace;
 }
 
 /** The options of `client.workflow.start('deliveryWorkflow', …)`, but for the redrive's request id (client.ts). */
@@ -41,8 +44,10 @@ export function deliveryStart(delivery: Delivery, start: DeliveryStart) {
   const { redrive, handedOver } = start;
   const input: DeliveryWorkflowInput = {
     delivery,
+    limited: true,
     ...(start.historyLimit && { historyLimit: start.historyLimit }),
-    ...(handedOver && { firstAttempt: handedOver.firstAttempt }),
+    ...(handedOver?.firstAttempt && { firstAttempt: handedOver.firstAttempt }),
+    ...(start.place && { place: { position: start.place.position, behind: start.place.behind } }),
   };
   const memo: DeliveryMemo = {
     fingerprint: fingerprintOf(delivery),
@@ -52,7 +57,7 @@ export function deliveryStart(delivery: Delivery, start: DeliveryStart) {
   };
   const note = redrive ? 'redriven' : handedOver ? `from ${handedOver.batch}` : undefined;
   return {
-    ...deliveryStartOptions(delivery, start.reuse, note),
+    ...deliveryStartOptions(delivery, start.reuse, note, start.place?.position ? 'queued' : 'pending'),
     taskQueue: start.taskQueue,
     args: [input] as [DeliveryWorkflowInput],
     memo: memo as unknown as Record<string, unknown>,

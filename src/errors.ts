@@ -16,6 +16,11 @@ export class InvalidInputError extends RedeliverError {
   constructor(
     readonly problems: Problem[],
     what = 'input',
+    /**
+     * The input is well-formed but clashes with what exists: an id given again for something else (a message id,
+     * a batch id, a running subscription). The HTTP API answers 409 instead of 400.
+     */
+    readonly conflict = false,
   ) {
     super(`invalid ${what}:\n${problems.map((p) => `  - ${p.field}: ${p.message}`).join('\n')}`);
   }
@@ -41,6 +46,8 @@ export const REFUSAL_KINDS = {
   NoMessage: 'NoMessage',
   /** redrive: the message's deadline has passed. */
   DeadlinePassed: 'DeadlinePassed',
+  /** release of an ordering key: nothing stops it (its head is being delivered, or it is idle). */
+  NotBlocked: 'NotBlocked',
   /** a refusal this client does not know, from a newer worker: the message says why. */
   Other: 'Other',
 } as const;

@@ -17,6 +17,7 @@ export { Batcher, type BatcherOptions, type BatchReceipt } from './batcher';
 export { BatchHandle, BatchSubmission, MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, type MessageOutcome } from './batches';
 export type { BatchResult, MessageDisposition, MessageResult } from './batch/types';
 export { Subscriptions, SubscriptionHandle, type SubscriptionsOptions, type SubscriptionSummary } from './subscriptions';
+export { OrderingKeys, type OrderingStatus, type Place } from './ordering-keys';
 export { RedeliverError, InvalidInputError, DeliveryControlError, REFUSAL_KINDS, type Problem, type RefusalKind } from './errors';
 export { ConfigError, type ConfigProblem, type Environment } from './config/errors';
 export {
@@ -48,6 +49,7 @@ export type {
   MqttTarget,
   MqttTargetInput,
   MqttVersion,
+  OrderingPlace,
   Outcome,
   Target,
 } from './delivery/types';
@@ -57,6 +59,8 @@ export type { ValidateOptions } from './validation/delivery';
 export type { BackoffPolicy, BackoffPolicyInput, Jitter } from './policy/types';
 export type { ClassOverrides, ErrorClass, Verdict } from './classify/types';
 export type { EndpointDowntimeReport, EndpointStatus, TimelineBucket } from './endpoints/types';
+export { EndpointHandle } from './endpoint-handle';
+export type { Bound, EndpointControl, EndpointSettings, EndpointSettingsInput } from './endpoints/controls';
 export type {
   CommandCounts,
   CommandOutcome,

@@ -96,6 +96,7 @@ export class Subscriptions {
         throw new InvalidInputError(
           [{ field: '(subscription)', message: `${subscription.subscriptionId} is running with another configuration: stop it first` }],
           'subscription',
+          true,
         );
       }
       return new SubscriptionHandle(handle, false);

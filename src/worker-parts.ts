@@ -1,5 +1,7 @@
 import type { Worker } from '@temporalio/worker';
+import type { ControlCache } from './activities/control-cache';
 import type { EndpointReporter } from './activities/endpoint-reporter';
+import type { EndpointAdmission } from './activities/admission';
 import type { MqttPool } from './transports/mqtt';
 
 /**
@@ -9,6 +11,9 @@ import type { MqttPool } from './transports/mqtt';
 export interface WorkerParts {
   mqtt: MqttPool;
   reporter: EndpointReporter | null;
+  /** What the worker knows of each endpoint's control, and the limits it applies; null when it applies none. */
+  controls: ControlCache | null;
+  admission: EndpointAdmission | null;
   /** Closes what createWorker opened: the reporter (after a last report), the connection it made, the pools, tracing. */
   close(): Promise<void>;
 }

@@ -5,18 +5,23 @@ import { createActivities } from './activities';
 import type { AttemptListener } from './activities/deliver';
 import { WAITING_TYPE } from './activities/retry';
 import { bundleEncryptsFailures, bundleHasTracing } from './bundle';
-import { FAILURE_TYPES } from './classify/classify';
+import { FAILURE_TYPES, UNSENT_TYPE } from './classify/classify';
 import { ConfigError, type Environment } from './config/errors';
 import { runtimeSettingsFromEnv, workerSettingsFromEnv, type RuntimeSettings, type WorkerSettings } from './config/settings';
 import { encryptingDataConverter } from './encryption/data-converter';
 import type { KeyRing } from './encryption/keys';
 import { RetryBudget, type RetryBudgetOptions } from './endpoints/budget';
+import { Breaker } from './activities/breaker';
+import { ControlCache } from './activities/control-cache';
 import { EndpointReporter } from './activities/endpoint-reporter';
+import { EndpointAdmission } from './activities/admission';
+import type { EndpointLimits } from './endpoints/controls';
 import { tracingFor, workerTracingOptions, type Tracing } from './telemetry/tracing';
 import { AddressGuard } from './transports/address-guard';
 import { createHttpAgent } from './transports/http';
 import { createMqttPool } from './transports/mqtt';
 import { credentialsFromEnvironment, type CredentialResolver } from './transports/mqtt-credentials';
+import { signingSecretsFromEnvironment, type SigningSecretResolver } from './transports/signing';
 import { partsOf, registerParts } from './worker-parts';
 
 // the `redeliver/worker` entry point: what embedding a worker needs, and the types of its options
@@ -27,7 +32,9 @@ export { createTracing, type Tracing } from './telemetry/tracing';
 export { AddressGuard, BlockedAddressError, rangeOf, type RangeName } from './transports/address-guard';
 export type { AttemptListener } from './activities/deliver';
 export type { RetryBudgetOptions } from './endpoints/budget';
+export type { EndpointLimits } from './endpoints/controls';
 export type { CredentialResolver, MqttCredential } from './transports/mqtt-credentials';
+export type { SigningSecret, SigningSecretResolver } from './transports/signing';
 
 export interface RedeliverWorkerOptions {
   /** host:port of the Temporal frontend. Default $TEMPORAL_ADDRESS or localhost:7233. */
@@ -66,6 +73,18 @@ export interface RedeliverWorkerOptions {
    * (REDELIVER_MQTT_CREDENTIALS_<NAME>, REDELIVER_MQTT_CREDENTIALS_FILE), read at connect time.
    */
   mqttCredentials?: CredentialResolver;
+  /**
+   * Where HTTP targets' signing secrets come from, by the name a target gives (README, "Signed requests"):
+   * a secret store of the application's. Each still signs only for the endpoints it is bound to. Default:
+   * the environment (REDELIVER_SIGNING_SECRETS_<NAME>, REDELIVER_SIGNING_SECRETS_FILE), read at every request.
+   */
+  signingSecrets?: SigningSecretResolver;
+  /**
+   * Every attempt to one endpoint, all workers together: at most `maxInFlight` at once and `rate` a second,
+   * for endpoints without limits of their own (`redeliver endpoint set`); `null` for no limits at all, not
+   * even an endpoint's own. Default $REDELIVER_ENDPOINT_MAX_IN_FLIGHT and $REDELIVER_ENDPOINT_RATE, else none.
+   */
+  endpointLimits?: EndpointLimits | null;
   /** Hears of every attempt this worker sends (endpoint, outcome, delivery and attempt number), besides endpoint health. */
   attemptListener?: AttemptListener;
   /** Settings already read with workerSettingsFromEnv (the CLI reads them once); default: read from `env`. */
@@ -105,8 +124,16 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   const client = new Client({ connection, namespace, ...(dataConverter && { dataConverter }) });
   const budgetOptions = options.retryBudget === undefined ? settings.retryBudget : options.retryBudget;
   const budget = budgetOptions && new RetryBudget(budgetOptions);
-  const reporter = (options.endpointHealth ?? settings.endpointHealth) ? new EndpointReporter(client, taskQueue) : null;
-  const listener = bothListeners(reporter, options.attemptListener);
+  const reporter =
+    (options.endpointHealth ?? settings.endpointHealth)
+      ? new EndpointReporter(client, taskQueue, { budget: budgetOptions || 'off' })
+      : null;
+  const limits = options.endpointLimits === undefined ? settings.endpointLimits : options.endpointLimits;
+  const controls = limits && new ControlCache(client, taskQueue);
+  // the breaker hears of every attempt as the reporter does: it sees a failing endpoint before its workflow does
+  const breaker = controls && new Breaker(reporter?.identity ?? 'this worker');
+  const admission = controls && admissionOf(limits!, controls, breaker!, reporter);
+  const listener = allListeners([reporter, breaker, options.attemptListener]);
   const worker = await Worker.create({
     connection,
     namespace,
@@ -114,7 +141,16 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
     // the reporter counts workers by their poller identity: one per worker, also within one process
     ...(reporter && { identity: reporter.identity }),
     ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
-    activities: createActivities({ http, mqtt, budget, reporter, client, ...(listener && { listener }) }),
+    activities: createActivities({
+      http,
+      mqtt,
+      budget,
+      reporter,
+      client,
+      signing: options.signingSecrets ?? signingSecretsFromEnvironment(env),
+      admission,
+      ...(listener && { listener }),
+    }),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentAttempts ?? settings.maxConcurrentAttempts,
     ...(settings.maxConcurrentWorkflowTasks && { maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTasks }),
     // SIGTERM: stop polling, let attempts in flight finish for this long, then hand the rest back (activities/deliver.ts)
@@ -131,7 +167,7 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
     await mqtt.close();
     await tracing?.shutdown();
   };
-  registerParts(worker, { mqtt, reporter, close });
+  registerParts(worker, { mqtt, reporter, controls, admission, close });
   return worker;
 }
 
@@ -171,13 +207,28 @@ function guardOf(allow: RedeliverWorkerOptions['allowAddresses'], settings: Work
   return allow instanceof AddressGuard ? allow : AddressGuard.parse(allow, 'allowAddresses');
 }
 
-/** The reporter hears of every attempt (endpoint health); an application's listener too, when it gives one. */
-function bothListeners(reporter: EndpointReporter | null, extra: AttemptListener | undefined): AttemptListener | undefined {
-  if (!reporter || !extra) return extra ?? reporter ?? undefined;
+/** The worker's per-endpoint limits: each endpoint's own (its workflow's control) over the defaults; this worker's share as the reporter counts it. */
+function admissionOf(
+  defaults: EndpointLimits,
+  controls: ControlCache,
+  breaker: Breaker,
+  reporter: EndpointReporter | null,
+): EndpointAdmission {
+  return new EndpointAdmission({
+    defaults,
+    breaker,
+    control: (endpoint) => controls.get(endpoint),
+    ...(reporter && { share: (endpoint: string) => reporter.share(endpoint) }),
+  });
+}
+
+/** The reporter hears of every attempt (endpoint health), the breaker too; an application's listener as well, when it gives one. */
+function allListeners(listeners: (AttemptListener | null | undefined)[]): AttemptListener | undefined {
+  const all = listeners.filter((l): l is AttemptListener => !!l);
+  if (all.length <= 1) return all[0];
   return {
     attempted(endpoint, outcome, attempt) {
-      reporter.attempted(endpoint, outcome);
-      extra.attempted(endpoint, outcome, attempt);
+      for (const l of all) l.attempted(endpoint, outcome, attempt);
     },
   };
 }
@@ -196,7 +247,7 @@ export async function runWorker<R>(worker: Worker, until?: Promise<R>): Promise<
   }
 }
 
-const EXPECTED_FAILURES = new Set([...Object.values(FAILURE_TYPES), WAITING_TYPE]);
+const EXPECTED_FAILURES = new Set([...Object.values(FAILURE_TYPES), WAITING_TYPE, UNSENT_TYPE]);
 
 /**
  * Installs the SDK runtime with a logger at the log level (default $REDELIVER_LOG_LEVEL, else WARN) that

@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { isMqttTarget, type Delivery, type HttpBatching, type HttpTarget } from '../delivery/types';
 import type { HttpRequest } from '../transports/http';
+import type { Signing } from '../transports/signing';
 import type { AttemptResult, RequestAttempt } from './deliver';
 
 /*
@@ -24,6 +26,8 @@ export interface PlannedSend {
   /** Indexes into the batch's deliveries. */
   indexes: number[];
   request?: HttpRequest;
+  /** A batched request to a target with a signing secret: its name, and the request's `webhook-id`. */
+  signing?: Signing;
 }
 
 interface OpenGroup {
@@ -73,14 +77,14 @@ export function sendPlanned(
   clock: () => number,
 ): Promise<AttemptResult[]> {
   const messages = send.indexes.map((i) => deliveries[i]!);
-  if (send.request) return deps.attemptRequest(messages, send.request, clock);
+  if (send.request) return deps.attemptRequest(messages, send.request, clock, send.signing);
   return deps.attempt(messages[0]!, 1, clock).then((result) => [result]);
 }
 
 /** Messages may share a request only if everything about the request but its body is the same. */
 function groupKey(target: HttpTarget): string {
   const headers = Object.entries(target.headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return JSON.stringify([target.url, target.method, headers, target.timeout, target.batch]);
+  return JSON.stringify([target.url, target.method, headers, target.timeout, target.batch, target.signing]);
 }
 
 function sendOf(group: OpenGroup, deliveries: readonly Delivery[]): PlannedSend {
@@ -96,7 +100,16 @@ function sendOf(group: OpenGroup, deliveries: readonly Delivery[]): PlannedSend 
     ...(listed && { 'message-ids': idList }),
   };
   const body = format === 'json' ? `[${elements.join(',')}]` : `${elements.join('\n')}\n`;
-  return { indexes, request: { url: target.url, method: target.method, headers, body, timeoutMs: target.timeout } };
+  const request = { url: target.url, method: target.method, headers, body, timeoutMs: target.timeout };
+  return { indexes, request, ...(target.signing && { signing: { secret: target.signing, id: batchRequestId(ids) } }) };
+}
+
+/**
+ * A batched request's `webhook-id`: the same for the same messages, so a request sent again after its
+ * worker was lost carries the id a receiver already saw.
+ */
+export function batchRequestId(messageIds: readonly string[]): string {
+  return `batch_${createHash('sha256').update(messageIds.join('\n')).digest('base64url')}`;
 }
 
 /**

@@ -1,11 +1,20 @@
 import { setMaxListeners } from 'node:events';
 import { Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { batchWorkflowId, type BatchResult, type BatchWorkflowInput, type FirstAttempt, type MessageResult } from '../batch/types';
+import {
+  batchWorkflowId,
+  type BatchResult,
+  type BatchWorkflowInput,
+  type FirstAttempt,
+  type MessageDisposition,
+  type MessageResult,
+} from '../batch/types';
 import { deliveryStart } from '../delivery-start';
+import { OrderingKeys } from '../ordering-keys';
 import type { Delivery } from '../delivery/types';
 import { planSends, sendPlanned, type PlannedSend } from './batch-requests';
 import { activityClock, type AttemptResult, type RequestAttempt } from './deliver';
+import type { EndpointAdmission } from './admission';
 import { SendLanes } from './send-lanes';
 import { SUBMISSION_UNCHECKED, type SubmissionCheck } from './submission-check';
 
@@ -24,6 +33,8 @@ export interface BatchDeps {
   checkSubmission?: SubmissionCheck;
   /** The worker's lanes to endpoints; default lanes of BATCH_ENDPOINT_CONCURRENCY and BATCH_CONCURRENCY for these activities. */
   lanes?: SendLanes;
+  /** The worker's per-endpoint limits over every attempt (activities/admission.ts): a request waits here for its room. */
+  admission?: EndpointAdmission | null;
 }
 
 /** What a batch's activity heartbeats: the messages done so far, by index, so that a retry of it skips them. */
@@ -50,6 +61,18 @@ export function createBatchActivities(deps: BatchDeps) {
       // unchecked: fail closed and retry the activity. A hand-over would start deliveries by this worker's
       // encrypting client, whose own check would pass, and a batch that came in plain text would go out
       if (refused?.code === SUBMISSION_UNCHECKED) throw new Error(refused.reason);
+      // ordered messages (docs/ordering.md) already hold their places on their keys: each goes as its own delivery,
+      // attempted in its turn, since an attempt here could overtake an earlier message of its key. Refused ones are
+      // attempted (refused) with the rest: each becomes a dead letter in its turn
+      const unsent = (disposition: MessageDisposition, code: string) => async (i: number) => {
+        const delivery = input.deliveries[i]!;
+        const existing = await handOver(delivery, null);
+        const at = new Date(activityClock()()).toISOString();
+        done[i] = { messageId: delivery.messageId, deliveryId: delivery.deliveryId, disposition, code, at, ...(existing && { existing }) };
+      };
+      const queue = unsent('queued', 'queued');
+      // held or refused at the endpoint (its breaker, a pause, disabled): its own delivery, whose first attempt waits or ends (activities/limits.ts)
+      const held = (code: string) => unsent('handed-over', code);
       const record = async (i: number, result: AttemptResult, startedAt: number, at: number) => {
         const delivery = input.deliveries[i]!;
         const row = { messageId: delivery.messageId, deliveryId: delivery.deliveryId, code: result.code, at: new Date(at).toISOString() };
@@ -67,10 +90,18 @@ export function createBatchActivities(deps: BatchDeps) {
         const endpoint = input.deliveries[planned.indexes[0]!]!.endpoint;
         const results = refused
           ? planned.indexes.map((): AttemptResult => ({ ok: false, ...refused }))
-          : await lanes.run(endpoint, () => {
-              startedAt = clock(); // the attempt starts when it has a lane, not while it waits for one
-              return sendPlanned(deps, input.deliveries, planned, clock);
+          : await lanes.run(endpoint, async () => {
+              // one request, one place at the endpoint; the activity heartbeats while it waits
+              const release = await deps.admission?.enter(endpoint, context.cancellationSignal);
+              if (release && 'held' in release) return release;
+              startedAt = clock(); // the attempt starts when it has a lane and its room, not while it waits for them
+              try {
+                return await sendPlanned(deps, input.deliveries, planned, clock);
+              } finally {
+                release?.(clock() - startedAt);
+              }
             });
+        if ('held' in results) return void (await runBounded(planned.indexes, held(results.held), () => 'held'));
         const at = clock();
         const each = (i: number, n: number) => record(i, results[n]!, startedAt, at);
         // a failed batched request hands each of its messages over, a few at a time
@@ -79,6 +110,9 @@ export function createBatchActivities(deps: BatchDeps) {
       // the progress is kept alive and current every few seconds, not per message (each beat serializes it all)
       const beat = setInterval(() => context.heartbeat(done), HEARTBEAT_EVERY_MS);
       try {
+        const ordered = refused ? [] : input.deliveries.flatMap((d, i) => (d.orderingKey !== undefined && !done[i] ? [i] : []));
+        await runBounded(ordered, queue, () => 'ordered');
+        await startedOnKeys(deps.client, context.info.taskQueue, input, done);
         // what a retry of the activity finds done is not sent again
         const sends = planSends(input.deliveries, (i) => !done[i]);
         await runBounded(sends, send, (planned) => input.deliveries[planned.indexes[0]!]!.endpoint);
@@ -90,17 +124,31 @@ export function createBatchActivities(deps: BatchDeps) {
   };
 }
 
+/**
+ * Tells the keys' sequencers the ordered deliveries this batch started exist: their places may be admitted. Again
+ * for those a run of the activity before a lost worker started (it may have died before saying so).
+ */
+async function startedOnKeys(client: Client | null, taskQueue: string, input: BatchWorkflowInput, done: BatchProgress): Promise<void> {
+  const started = input.deliveries.flatMap((delivery, i) =>
+    done[i]?.disposition === 'queued' && !done[i].existing
+      ? [{ delivery, behind: input.places?.[delivery.deliveryId]?.behind ?? null }]
+      : [],
+  );
+  if (started.length && client) await new OrderingKeys(client, taskQueue).started(started);
+}
+
 /** Starts a message's own delivery from its failed first attempt; `true` when it already existed (that one stands). */
 function handOverTo(client: Client | null, taskQueue: string, input: BatchWorkflowInput) {
   const batch = batchWorkflowId(input.tenant, input.batchId);
   const { historyLimit } = input;
-  return async (delivery: Delivery, firstAttempt: FirstAttempt): Promise<true | undefined> => {
+  return async (delivery: Delivery, firstAttempt: FirstAttempt | null): Promise<true | undefined> => {
     if (!client) throw new Error('a batch needs the worker’s client to start the deliveries of messages not delivered at once');
     const start = deliveryStart(delivery, {
       taskQueue,
       reuse: 'REJECT_DUPLICATE',
       ...(historyLimit && { historyLimit }),
-      handedOver: { firstAttempt, batch },
+      handedOver: { ...(firstAttempt && { firstAttempt }), batch },
+      ...(input.places?.[delivery.deliveryId] && { place: input.places[delivery.deliveryId] }),
     });
     try {
       await client.workflow.start('deliveryWorkflow', start);

@@ -3,9 +3,14 @@ import type { Dispatcher } from 'undici';
 import { classify, FAILURE_TYPES, type Classification, type TransportOutcome } from '../classify';
 import { mqttQos } from '../delivery/summary';
 import { isMqttTarget, type Delivery, type HttpTarget, type MqttTarget } from '../delivery/types';
+import { arrivalProfile } from '../endpoints/recording';
 import type { AttemptOutcome } from '../endpoints/types';
-import { sendHttp, type HttpRequest } from '../transports/http';
+import { expiresAt } from '../delivery/summary';
+import type { EndpointAdmission } from './admission';
+import { sendHttp, type HttpAttempt, type HttpRequest } from '../transports/http';
 import { createMqttPool, type MqttPool, type MqttPublish } from '../transports/mqtt';
+import { signRequest, signingSecretsFromEnvironment, type Signing, type SigningSecretResolver } from '../transports/signing';
+import { heldUntil, passLimits, unsentFailure, waitingFailure } from './limits';
 
 /** What a successful attempt returns to the workflow. */
 export interface AttemptSuccess {
@@ -87,6 +92,8 @@ export function activityClock(floor = -Infinity): () => number {
 export interface DeliverDeps {
   http: Dispatcher;
   mqtt?: MqttPool;
+  /** Signing secrets by name (transports/signing.ts). Default: the worker's environment, read at every request. */
+  signing?: SigningSecretResolver;
   now?: () => number;
   listener?: AttemptListener;
 }
@@ -110,12 +117,32 @@ function exchangeAndClassify(deps: DeliverDeps) {
       const c = classify(outcome, delivery.overrides, at);
       deps.listener?.attempted(
         delivery.endpoint,
-        { at, ok: c.class === 'success', class: c.class, code: c.code },
+        {
+          at,
+          ok: c.class === 'success',
+          class: c.class,
+          code: c.code,
+          // what a replay of the endpoint's outages needs: what arrived, and which attempts were retries
+          ...(attempt === 1 ? { arrival: arrivalProfile(delivery.kind, delivery.policy, startedAt) } : { retry: true }),
+        },
         { deliveryId: delivery.deliveryId, attempt, startedAt },
       );
       if (c.class === 'success') return { ok: true, code: c.code, reason: c.reason, durationMs };
       return { ok: false, ...c, durationMs };
     });
+  };
+}
+
+/**
+ * Sends an HTTP request, signed when its target names a signing secret (`signing`): a secret the worker
+ * does not know, or one not bound to the endpoint, sends nothing and is the outcome.
+ */
+function httpSender(deps: DeliverDeps) {
+  const secrets = deps.signing ?? signingSecretsFromEnvironment();
+  return async (request: HttpRequest, signing: Signing | undefined): Promise<HttpAttempt> => {
+    if (!signing) return sendHttp(request, deps.http);
+    const signed = signRequest(request, signing, secrets);
+    return signed.ok ? sendHttp(signed.request, deps.http) : { outcome: signed.outcome, durationMs: 0 };
   };
 }
 
@@ -125,6 +152,7 @@ export function createAttempt(deps: DeliverDeps) {
   let pool = deps.mqtt;
   const mqtt = () => (pool ??= createMqttPool());
   const send = exchangeAndClassify(deps);
+  const sendHttpSigned = httpSender(deps);
   return async function attempt(
     delivery: Delivery,
     attempt: number,
@@ -134,7 +162,10 @@ export function createAttempt(deps: DeliverDeps) {
     const [result] = await send([delivery], attempt, clock, (signal) =>
       isMqttTarget(target)
         ? mqtt().publish(mqttPublishOf(delivery, target, attempt, signal))
-        : sendHttp(httpRequestOf(delivery, target, attempt, signal), deps.http),
+        : sendHttpSigned(
+            httpRequestOf(delivery, target, attempt, signal),
+            target.signing ? { secret: target.signing, id: delivery.messageId } : undefined,
+          ),
     );
     return result!;
   };
@@ -146,8 +177,9 @@ export function createAttempt(deps: DeliverDeps) {
  */
 export function createRequestAttempt(deps: DeliverDeps) {
   const send = exchangeAndClassify(deps);
-  return (deliveries: readonly Delivery[], request: HttpRequest, clock: () => number = deps.now ?? activityClock()) =>
-    send(deliveries, 1, clock, (signal) => sendHttp({ ...request, ...(signal && { signal }) }, deps.http));
+  const sendHttpSigned = httpSender(deps);
+  return (deliveries: readonly Delivery[], request: HttpRequest, clock: () => number = deps.now ?? activityClock(), signing?: Signing) =>
+    send(deliveries, 1, clock, (signal) => sendHttpSigned({ ...request, ...(signal && { signal }) }, signing));
 }
 
 export type RequestAttempt = ReturnType<typeof createRequestAttempt>;
@@ -165,18 +197,102 @@ export function attemptFailure(failure: AttemptFailureDetails, nextRetryDelay?: 
   });
 }
 
-/** `checkSubmission`: asked before a delivery's first attempt goes out, a refusal ends it (activities/submission-check.ts). */
-export function createDeliverActivities(deps: DeliverDeps, checkSubmission?: () => Promise<AttemptFailureDetails | null>) {
+/** How the workflow runs an attempt of `sendAttempt` (workflows/delivery-turn.ts). */
+export interface SendOptions {
+  /**
+   * The activity may wait on the server for room at the endpoint (its retry policy retries WAITING_TYPE
+   * only): a run from before the endpoint limits does not pass it, and its attempts are not held.
+   */
+  limited?: boolean;
+}
+
+/**
+ * `checkSubmission`: asked before a delivery's first attempt goes out, a refusal ends it (activities/submission-check.ts).
+ * `admission`: the worker's per-endpoint limits (activities/admission.ts).
+ */
+export function createDeliverActivities(
+  deps: DeliverDeps,
+  checkSubmission?: () => Promise<AttemptFailureDetails | null>,
+  admission?: EndpointAdmission | null,
+) {
   const attempt = createAttempt(deps);
   return {
     /** One attempt: send, classify, and turn a failure into an ApplicationFailure of its class. */
-    async sendAttempt(delivery: Delivery, attemptNumber: number): Promise<AttemptSuccess> {
+    async sendAttempt(delivery: Delivery, attemptNumber: number, options: SendOptions = {}): Promise<AttemptSuccess> {
       const refused = attemptNumber === 1 ? await checkSubmission?.() : null;
       if (refused) throw attemptFailure(refused);
-      const result = await attempt(delivery, attemptNumber);
+      const release = options.limited ? await firstAttemptLimits(admission, delivery) : undefined;
+      let result: AttemptResult;
+      const began = Date.now();
+      try {
+        result = await attempt(delivery, attemptNumber);
+      } finally {
+        release?.(Date.now() - began);
+      }
       if (result.ok) return { code: result.code, reason: result.reason, durationMs: result.durationMs };
       throw attemptFailure(result);
     },
+  };
+}
+
+/** What an attempt of `sendAttempt` that waits for room leaves the next one (heartbeat details). */
+interface FirstAttemptHold {
+  /** The rate's slot reserved for it (epoch ms). */
+  reservedAt: number | null;
+  /** How many times the breaker held it: its waits grow as its backoff would. */
+  holds?: number;
+  /** It was sent at this time: an attempt of the activity that finds this lost it with its worker. */
+  sentAt?: number;
+}
+
+/**
+ * The endpoint's limits and breaker before a first attempt: the release to call once it has ended, or the
+ * failure that makes the activity wait on the server (no history event) for its room or, held by the
+ * breaker, for its own backoff; or that ends the delivery unsent when neither comes before it expires (a
+ * held telemetry QoS 0 message is dropped: it is sent once or not at all). One that finds it was sent
+ * already lost it with its worker: a failure.
+ */
+async function firstAttemptLimits(admission: EndpointAdmission | null | undefined, delivery: Delivery) {
+  const context = Context.current();
+  const hold = context.info.heartbeatDetails as FirstAttemptHold | undefined;
+  const now = activityClock()();
+  if (hold?.sentAt !== undefined) throw attemptFailure(lostAttempt(now - hold.sentAt));
+  const agedFrom = context.info.scheduledTimestampMs;
+  const holds = hold?.holds ?? 0;
+  const holdUntil = () =>
+    mqttQos(delivery) === 0 ? null : heldUntil(delivery, { attempts: holds + 1, previousDelay: null, agedFrom, now });
+  const reservedAt = hold?.reservedAt ?? null;
+  const signal = context.cancellationSignal;
+  const passed = await passLimits(admission, delivery, { reservedAt, expiry: expiresAt(delivery, agedFrom), now, holdUntil, signal });
+  if (passed.go) {
+    context.heartbeat({ reservedAt: null, sentAt: now } satisfies FirstAttemptHold);
+    return passed.release;
+  }
+  if (passed.disabled)
+    throw unsentFailure({
+      outcome: 'rejected',
+      reason: `${passed.words} (attempt 1 was not sent; redrive it once the endpoint is enabled)`,
+    });
+  if (passed.expired) {
+    const dropped = passed.held && mqttQos(delivery) === 0;
+    const reason = dropped
+      ? `${passed.words}: telemetry QoS 0 is sent once or not at all`
+      : `${passed.words}: attempt 1 has no room before the delivery expires`;
+    throw unsentFailure({ outcome: dropped ? 'dropped' : 'expired', reason });
+  }
+  context.heartbeat({ reservedAt: passed.reservedAt, holds: holds + (passed.held ? 1 : 0) } satisfies FirstAttemptHold);
+  throw waitingFailure(passed.at - now, `${passed.words} (attempt 1)`, []);
+}
+
+/** An attempt lost with its worker: it may have arrived (the message id lets the receiver tell). */
+export function lostAttempt(durationMs: number): { ok: false } & AttemptFailureDetails {
+  return {
+    ok: false,
+    class: 'connection',
+    retryable: true,
+    code: 'worker-lost',
+    reason: 'the worker sending the attempt was lost before it answered; the message may have arrived, and is resent with its message id',
+    durationMs,
   };
 }
 

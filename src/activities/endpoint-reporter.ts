@@ -5,7 +5,8 @@ import { temporal } from '@temporalio/proto';
 import { endpointReportSignal } from '../workflows/definitions';
 import type { endpointWorkflow } from '../workflows/endpoint';
 import { endpointStartOptions } from '../workflows/start-options';
-import type { AttemptOutcome, EndpointReport } from '../endpoints/types';
+import { sameProfile } from '../endpoints/recording';
+import type { AttemptOutcome, DeliveryEnd, EndpointReport, ReportedBudget, RetryLateness } from '../endpoints/types';
 
 /** Outcomes kept per endpoint while Temporal cannot be reached; older ones are dropped first. */
 const MAX_BUFFERED = 10_000;
@@ -19,6 +20,8 @@ const FORGET_MS = 60_000;
 interface Buffer {
   outcomes: AttemptOutcome[];
   heldBack: number;
+  ended: DeliveryEnd[];
+  late: RetryLateness[];
   /** When this worker last had something to report about the endpoint. */
   activeAt: number;
 }
@@ -45,13 +48,16 @@ export class EndpointReporter {
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
-    options: { identity?: string; flushMs?: number } = {},
+    options: { identity?: string; flushMs?: number; budget?: ReportedBudget } = {},
   ) {
     this.identity = options.identity ?? `${process.pid}@${hostname()}/${randomUUID().slice(0, 8)}`;
     this.flushMs = options.flushMs ?? 1_000;
+    this.budget = options.budget;
   }
 
   private readonly flushMs: number;
+  /** The retry budget this worker runs with, told to each endpoint: a replay of its outages starts from it. */
+  private readonly budget: ReportedBudget | undefined;
 
   attempted(endpoint: string, outcome: AttemptOutcome): void {
     const b = this.buffer(endpoint);
@@ -61,6 +67,8 @@ export class EndpointReporter {
       last &&
       last.ok === outcome.ok &&
       last.code === outcome.code &&
+      last.retry === outcome.retry &&
+      sameProfile(last.arrival, outcome.arrival) &&
       Math.floor(last.at / 1000) === Math.floor(outcome.at / 1000) &&
       outcome.at >= last.at
     ) {
@@ -76,6 +84,24 @@ export class EndpointReporter {
 
   heldBack(endpoint: string): void {
     this.buffer(endpoint).heldBack++;
+  }
+
+  /** A delivery's retrying ended without delivering it. */
+  ended(endpoint: string, outcome: DeliveryEnd['outcome'], at: number): void {
+    const ended = this.buffer(endpoint).ended;
+    const last = ended[ended.length - 1];
+    if (last?.outcome === outcome && Math.floor(last.at / 1000) === Math.floor(at / 1000)) last.count = (last.count ?? 1) + 1;
+    else ended.push({ at, outcome });
+  }
+
+  /** A retry planned for `plannedAt` went out `lateMs` after it. */
+  retried(endpoint: string, lateMs: number, plannedAt: number): void {
+    const late = this.buffer(endpoint).late;
+    const last = late[late.length - 1];
+    if (last && Math.floor(last.plannedAt / 1000) === Math.floor(plannedAt / 1000)) {
+      last.count++;
+      last.totalMs += lateMs;
+    } else late.push({ plannedAt, count: 1, totalMs: lateMs });
   }
 
   /** This worker's part of an endpoint's retry budget: 1/N with N workers on the task queue. */
@@ -126,7 +152,7 @@ export class EndpointReporter {
 
   private buffer(endpoint: string): Buffer {
     let b = this.endpoints.get(endpoint);
-    if (!b) this.endpoints.set(endpoint, (b = { outcomes: [], heldBack: 0, activeAt: Date.now() }));
+    if (!b) this.endpoints.set(endpoint, (b = { outcomes: [], heldBack: 0, ended: [], late: [], activeAt: Date.now() }));
     b.activeAt = Date.now();
     return b;
   }
@@ -134,12 +160,14 @@ export class EndpointReporter {
   private async send(): Promise<void> {
     await Promise.all(
       [...this.endpoints].map(async ([endpoint, b]) => {
-        if (b.outcomes.length === 0 && b.heldBack === 0) {
+        if (b.outcomes.length === 0 && b.heldBack === 0 && b.ended.length === 0 && b.late.length === 0) {
           // an endpoint this worker no longer sends to
           if (Date.now() - b.activeAt > FORGET_MS) this.endpoints.delete(endpoint);
           return;
         }
         const outcomes = b.outcomes.splice(0);
+        const ended = b.ended.splice(0);
+        const late = b.late.splice(0);
         const heldBack = b.heldBack;
         b.heldBack = 0;
         try {
@@ -150,12 +178,23 @@ export class EndpointReporter {
               taskQueue: this.taskQueue,
               args: [{ endpoint }],
               signal: endpointReportSignal,
-              signalArgs: [{ worker: this.identity, outcomes, heldBack }],
+              signalArgs: [
+                {
+                  worker: this.identity,
+                  outcomes,
+                  heldBack,
+                  ...(ended.length && { ended }),
+                  ...(late.length && { late }),
+                  ...(this.budget && { budget: this.budget }),
+                },
+              ],
             }),
           );
         } catch {
           // Temporal unreachable: send these with the next report
           b.outcomes.unshift(...outcomes);
+          b.ended.unshift(...ended);
+          b.late.unshift(...late);
           b.heldBack += heldBack;
         }
       }),

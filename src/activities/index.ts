@@ -1,11 +1,14 @@
 import type { Client } from '@temporalio/client';
 import type { Dispatcher } from 'undici';
+import type { EndpointAdmission } from './admission';
 import type { RetryBudget } from '../endpoints/budget';
 import type { EndpointReporter } from './endpoint-reporter';
 import { createMqttPool, type MqttPool } from '../transports/mqtt';
+import type { SigningSecretResolver } from '../transports/signing';
 import { createBatchActivities } from './batch';
 import { createAttempt, createDeliverActivities, createRequestAttempt, type AttemptListener } from './deliver';
 import { createProgressActivities } from './progress';
+import { createOrderingActivities } from './ordering';
 import { submissionCheck } from './submission-check';
 import { createRetryActivities } from './retry';
 import { createSubscriptionActivities } from './subscription';
@@ -32,6 +35,10 @@ export interface ActivityDeps {
    * activity's progress with it, and when it encrypts, a delivery's first attempt checks it was submitted encrypted.
    */
   client?: Client | null;
+  /** Signing secrets by the names HTTP targets give (transports/signing.ts). Default: the environment, read at every request. */
+  signing?: SigningSecretResolver;
+  /** The worker's per-endpoint limits over every attempt (activities/admission.ts); none: attempts are not limited. */
+  admission?: EndpointAdmission | null;
 }
 
 /** Every activity the worker registers, configured from its dependencies. */
@@ -39,18 +46,21 @@ export function createActivities(deps: ActivityDeps) {
   const mqtt = deps.mqtt ?? createMqttPool();
   const reporter = deps.reporter ?? undefined;
   const listener = deps.listener ?? reporter ?? undefined;
-  const attemptDeps = { http: deps.http, mqtt, ...(listener && { listener }) };
+  const attemptDeps = { http: deps.http, mqtt, ...(listener && { listener }), ...(deps.signing && { signing: deps.signing }) };
   const checkSubmission = submissionCheck(deps.client ?? null);
   const attempt = createAttempt(attemptDeps);
   return {
-    ...createDeliverActivities(attemptDeps, checkSubmission),
+    ...createDeliverActivities(attemptDeps, checkSubmission, deps.admission),
     ...createRetryActivities({
       attempt,
+      admission: deps.admission ?? null,
       ...(checkSubmission && { checkSubmission }),
       budget: deps.budget ?? null,
       ...(reporter && {
         share: (endpoint: string) => reporter.share(endpoint),
         heldBack: (endpoint: string) => reporter.heldBack(endpoint),
+        ended: (endpoint: string, outcome: 'expired' | 'exhausted', at: number) => reporter.ended(endpoint, outcome, at),
+        retried: (endpoint: string, lateMs: number, plannedAt: number) => reporter.retried(endpoint, lateMs, plannedAt),
       }),
     }),
     ...createBatchActivities({
@@ -58,8 +68,10 @@ export function createActivities(deps: ActivityDeps) {
       attemptRequest: createRequestAttempt(attemptDeps),
       client: deps.client ?? null,
       ...(checkSubmission && { checkSubmission }),
+      admission: deps.admission ?? null,
     }),
     ...createProgressActivities(deps.client ?? null),
+    ...createOrderingActivities(deps.client ?? null),
     ...createSubscriptionActivities({ ...deps, mqtt }),
   };
 }

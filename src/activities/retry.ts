@@ -6,7 +6,9 @@ import type { AttemptError, AttemptRecord, Delivery } from '../delivery/types';
 import type { RetryBudget } from '../endpoints/budget';
 import { nextDelay } from '../policy/backoff';
 import { FAILURE_TYPES } from '../classify/classify';
-import { activityClock, attemptFailure, type AttemptFailureDetails, type AttemptResult } from './deliver';
+import { activityClock, attemptFailure, lostAttempt, type AttemptFailureDetails, type AttemptResult } from './deliver';
+import type { EndpointAdmission } from './admission';
+import { heldUntil, passLimits, WAITING_TYPE, type LimitsPassed } from './limits';
 import { SUBMISSION_UNCHECKED, type SubmissionCheck } from './submission-check';
 
 /**
@@ -29,6 +31,12 @@ export interface RetryProgress {
   reservedAt: number | null;
   /** Retries the budget held back so far. */
   heldBack: number;
+  /**
+   * The endpoint's limits hold the next attempt back (activities/limits.ts), after the budget let it go: the
+   * budget is not asked again; the rate's slot reserved for it, if any (epoch ms); how many times the breaker
+   * held it (its waits grow as its backoff would). Absent: not held.
+   */
+  limitsHold?: { reservedAt: number | null; holds?: number } | null;
   /**
    * The attempt being sent, saved (heartbeated) before it goes out: an attempt of this activity that finds
    * it was lost with its worker (killed, or shut down mid-attempt), so it is counted all the same.
@@ -56,8 +64,7 @@ export type RetryEnd =
   | { end: 'rejected' | 'expired' | 'exhausted'; progress: RetryProgress; reason: string }
   | { end: 'class-changed'; progress: RetryProgress };
 
-/** Failure type of an attempt of `retryDelivery` that only waits: for its planned time, or for its slot in the retry budget. */
-export const WAITING_TYPE = 'DeliveryWaiting';
+export { WAITING_TYPE } from './limits';
 
 const ATTEMPT_LOG_SIZE = 20;
 /** An attempt that starts this close to its planned time goes out (server timers fire a little early or late). */
@@ -71,6 +78,12 @@ export interface RetryDeps {
   share?: (endpoint: string) => number;
   /** Told of each retry the budget held back. */
   heldBack?: (endpoint: string) => void;
+  /** The worker's per-endpoint limits over every attempt (activities/admission.ts); none: not limited. */
+  admission?: EndpointAdmission | null;
+  /** Told of each delivery whose retrying gave up, expired or exhausted (an endpoint's recording counts them). */
+  ended?: (endpoint: string, outcome: 'expired' | 'exhausted', at: number) => void;
+  /** Told of each retry as it goes out: how late against its planned time (`plannedAt`). A replay of the endpoint's outages runs as late. */
+  retried?: (endpoint: string, lateMs: number, plannedAt: number) => void;
   /** Asked again before an attempt when the last one could not make the submission check (activities/submission-check.ts). */
   checkSubmission?: SubmissionCheck;
   /** Default: Temporal's clock (activityClock). */
@@ -86,6 +99,10 @@ export interface RetryDeps {
  */
 export function createRetryActivities(deps: RetryDeps) {
   const random = deps.random ?? Math.random;
+  const gaveUp = (endpoint: string, at: number, end: RetryEnd & { end: 'expired' | 'exhausted' }): RetryEnd => {
+    deps.ended?.(endpoint, end.end, at);
+    return end;
+  };
   return {
     async retryDelivery(input: RetryInput): Promise<RetryEnd> {
       const { delivery, agedFrom } = input;
@@ -121,7 +138,12 @@ export function createRetryActivities(deps: RetryDeps) {
           random,
           result.retryAfterMs,
         );
-        if (!decision.retry) return { end: decision.outcome, progress, reason: `${decision.reason}; last error: ${result.reason}` };
+        if (!decision.retry)
+          return gaveUp(delivery.endpoint, ended, {
+            end: decision.outcome,
+            progress,
+            reason: `${decision.reason}; last error: ${result.reason}`,
+          });
 
         progress.previousDelay = decision.delay;
         progress.nextAttemptAt = ended + decision.delay;
@@ -143,29 +165,28 @@ export function createRetryActivities(deps: RetryDeps) {
       if (progress.nextAttemptAt - t > ON_TIME_MS)
         throw waiting(progress.nextAttemptAt - t, `waiting for attempt ${progress.attempts + 1}`, progress);
       if (expiry !== null && t >= expiry) {
-        return {
+        return gaveUp(delivery.endpoint, t, {
           end: 'expired',
           progress,
           reason: `attempt ${progress.attempts + 1} could not start before the delivery's ${expiryName(delivery, expiry)} (last error: ${progress.lastError.reason})`,
-        };
+        });
       }
 
-      if (deps.budget && !(firstRun && input.skipBudget)) {
+      if (deps.budget && !progress.limitsHold && !(firstRun && input.skipBudget)) {
         const share = deps.share?.(delivery.endpoint) ?? 1;
         const reserved = progress.reservedAt !== null && progress.reservedAt - t <= ON_TIME_MS;
         // a slot in the queue (in order: no herd), then the strict bound on what goes out now
-        const grant = reserved ? ({ now: true } as const) : deps.budget.acquire(delivery.endpoint, t, share, expiry ?? undefined);
-        const admitted = grant.now ? deps.budget.admit(delivery.endpoint, t, share) : grant;
+        const admitted = deps.budget.ask(delivery.endpoint, t, share, reserved, expiry ?? undefined);
         if (!admitted.now) {
           deps.heldBack?.(delivery.endpoint);
           progress.heldBack++;
           // no slot before the delivery expires: it ends now rather than sleep in vain (the slot stays free)
           if (expiry !== null && admitted.at >= expiry) {
-            return {
+            return gaveUp(delivery.endpoint, t, {
               end: 'expired',
               progress,
               reason: `the retry budget of ${delivery.endpoint} has no slot for attempt ${progress.attempts + 1} before the delivery's ${expiryName(delivery, expiry)} (last error: ${progress.lastError.reason})`,
-            };
+            });
           }
           progress.reservedAt = admitted.at;
           progress.nextAttemptAt = admitted.at;
@@ -175,9 +196,20 @@ export function createRetryActivities(deps: RetryDeps) {
       }
       progress.reservedAt = null;
 
+      const limits = await retryLimits(deps.admission, input, progress, { now: t, expiry, random, signal: context.cancellationSignal });
+      if ('end' in limits) return limits.end === 'expired' ? gaveUp(delivery.endpoint, t, { ...limits, end: 'expired' }) : limits;
+      if ('wait' in limits) {
+        save();
+        throw limits.wait;
+      }
+
       progress.attempts++;
+      const sentAt = now();
+      // by its planned time: a replay asks how late a retry planned then went (a retry-now's lies ahead: not late)
+      const plannedAt = Math.min(progress.nextAttemptAt, sentAt);
+      deps.retried?.(delivery.endpoint, sentAt - plannedAt, plannedAt);
       // saved before it goes out: if this worker dies with it, the next attempt of the activity counts it
-      progress.inFlight = { attempt: progress.attempts, startedAt: t };
+      progress.inFlight = { attempt: progress.attempts, startedAt: sentAt };
       save();
       let result: AttemptResult;
       try {
@@ -188,11 +220,53 @@ export function createRetryActivities(deps: RetryDeps) {
         const handed = handedBackDetails(err);
         if (!handed) throw err;
         result = { ok: false, ...handed };
+      } finally {
+        limits.go.release(now() - sentAt);
       }
       progress.inFlight = null;
-      return concluded(t, now(), result);
+      return concluded(sentAt, now(), result);
     },
   };
+}
+
+/**
+ * The endpoint's limits and breaker before a retry (activities/limits.ts): it goes (with the release to call
+ * when it has ended), or waits on the server for its room or its own backoff when held (the failure to throw,
+ * `progress` already moved on), or ends expired when neither comes before the delivery's max age or deadline.
+ */
+async function retryLimits(
+  admission: EndpointAdmission | null | undefined,
+  input: RetryInput,
+  progress: RetryProgress,
+  at: { now: number; expiry: number | null; random: () => number; signal: AbortSignal },
+): Promise<{ go: Extract<LimitsPassed, { go: true }> } | { wait: ApplicationFailure } | (RetryEnd & { end: 'expired' | 'rejected' })> {
+  const { delivery, agedFrom } = input;
+  const holds = progress.limitsHold?.holds ?? 0;
+  const holdUntil = () =>
+    heldUntil(
+      delivery,
+      { attempts: progress.attempts + holds + 1, previousDelay: progress.previousDelay, agedFrom, now: at.now },
+      at.random,
+    );
+  const reservedAt = progress.limitsHold?.reservedAt ?? null;
+  const passed = await passLimits(admission, delivery, { reservedAt, expiry: at.expiry, now: at.now, holdUntil, signal: at.signal });
+  if (passed.go) {
+    progress.limitsHold = null;
+    return { go: passed };
+  }
+  const next = `attempt ${progress.attempts + 1}`;
+  if (passed.disabled)
+    return { end: 'rejected', progress, reason: `${passed.words} (${next} was not sent; redrive it once the endpoint is enabled)` };
+  if (passed.expired) {
+    const until = at.expiry === null ? 'expires' : `'s ${expiryName(delivery, at.expiry)}`;
+    const reason = `${passed.words}: ${next} has no room before the delivery${until} (last error: ${progress.lastError.reason})`;
+    return { end: 'expired', progress, reason };
+  }
+  Object.assign(progress, {
+    limitsHold: { reservedAt: passed.reservedAt, holds: holds + (passed.held ? 1 : 0) },
+    nextAttemptAt: passed.at,
+  });
+  return { wait: waiting(passed.at - at.now, `${passed.words} (${next})`, progress) };
 }
 
 function waiting(delayMs: number, message: string, progress: RetryProgress): ApplicationFailure {
@@ -203,18 +277,6 @@ function waiting(delayMs: number, message: string, progress: RetryProgress): App
     // a workflow that stopped the retrying (pause, retry now) learns from here where it stands
     details: [null, progress],
   });
-}
-
-/** An attempt lost with its worker: it may have arrived (the message id lets the receiver tell). */
-function lostAttempt(durationMs: number): AttemptResult {
-  return {
-    ok: false,
-    class: 'connection',
-    retryable: true,
-    code: 'worker-lost',
-    reason: 'the worker sending the attempt was lost before it answered; the message may have arrived, and is resent with its message id',
-    durationMs,
-  };
 }
 
 /** The details of an attempt a shutting-down worker handed back (activities/deliver.ts), or null for any other error. */

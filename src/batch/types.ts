@@ -1,5 +1,6 @@
 import type { AttemptFailureDetails } from '../activities';
 import type { Delivery } from '../delivery/types';
+import type { StartPlace } from '../workflows/ordering-state';
 
 /*
  * A batch: many messages of one tenant accepted in one Temporal start (docs/batches.md). Its workflow makes
@@ -14,6 +15,8 @@ export interface BatchWorkflowInput {
   deliveries: Delivery[];
   /** Passed on to the deliveries the batch starts. */
   historyLimit?: number;
+  /** The places its ordered messages took on their keys before it started, by delivery id (docs/ordering.md). */
+  places?: Record<string, StartPlace>;
 }
 
 /** A first attempt a batch made and that failed: the delivery it hands the message to starts from it. */
@@ -24,17 +27,20 @@ export interface FirstAttempt {
   failure: AttemptFailureDetails;
 }
 
-/** `delivered`: at once, nothing more to do. `handed-over`: its own delivery started with the first attempt (or existed). */
-export type MessageDisposition = 'delivered' | 'handed-over';
+/**
+ * `delivered`: at once, nothing more to do. `handed-over`: its own delivery started with the first attempt (or existed).
+ * `queued`: an ordered message, not attempted by the batch: its own delivery started at once, to go in its turn on its key.
+ */
+export type MessageDisposition = 'delivered' | 'handed-over' | 'queued';
 
 /** One message of a batch, in the batch's result. */
 export interface MessageResult {
   messageId: string;
   deliveryId: string;
   disposition: MessageDisposition;
-  /** The first attempt's code: `http-202`, `http-503`, `mqtt-puback`, `timeout`, … */
+  /** The first attempt's code: `http-202`, `http-503`, `mqtt-puback`, `timeout`, …; `queued` for an ordered message. */
   code: string;
-  /** ISO time the first attempt ended. */
+  /** ISO time the first attempt ended (an ordered message: when its delivery started). */
   at: string;
   /** Handed over to a delivery that already existed (the message id was used before): that delivery stands. */
   existing?: true;

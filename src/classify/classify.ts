@@ -17,6 +17,12 @@ export const FAILURE_TYPES: Record<ErrorClass, string> = {
   connection: 'DeliveryNoResponse',
 };
 
+/**
+ * A first attempt that ends its delivery without being sent: no room at the endpoint before the delivery
+ * expires (activities/limits.ts). Never retried; the workflow ends the delivery with the outcome it carries.
+ */
+export const UNSENT_TYPE = 'DeliveryUnsent';
+
 /** Longest piece of server-provided text (an error body, a reason string) a reason quotes. */
 const MAX_QUOTE = 200;
 

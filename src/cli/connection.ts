@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { Redeliver } from '../client';
+import { Redeliver, type ConnectOptions } from '../client';
 
 export interface ConnectionFlags {
   address?: string;
@@ -15,8 +15,9 @@ export function withConnectionFlags(command: Command): Command {
     .option('--task-queue <name>', 'task queue of the workers (default $REDELIVER_TASK_QUEUE or redeliver)');
 }
 
-export async function connect(flags: ConnectionFlags): Promise<Redeliver> {
+export async function connect(flags: ConnectionFlags, options: ConnectOptions = {}): Promise<Redeliver> {
   return Redeliver.connect({
+    ...options,
     ...(flags.address && { address: flags.address }),
     ...(flags.namespace && { namespace: flags.namespace }),
     // unset: Redeliver.connect takes $REDELIVER_TASK_QUEUE (src/config), else the default

@@ -4,6 +4,7 @@ import { connect, withConnectionFlags, type ConnectionFlags } from './connection
 import { filterFromFlags, withFilterFlags, type FilterFlags } from './filter-flags';
 import { wholeNumberFlag } from './number-flags';
 import { emit, printable } from './output';
+import { listKeyQueue } from './ordering';
 
 export function registerList(program: Command): void {
   withConnectionFlags(
@@ -12,11 +13,16 @@ export function registerList(program: Command): void {
         .command('list')
         .description('list deliveries matching a filter, newest first')
         .option('--limit <n>', 'at most this many (default 100)', '100')
-        .option('--json', 'print JSON (an array)'),
+        .option('--ordering-key <key>', 'with --tenant: the key’s queue, in order, from its sequencer (docs/ordering.md)')
+        .option('--json', 'print JSON (an array; with --ordering-key, the key’s status)'),
     ),
   )
-    .addHelpText('after', '\nExample:\n  $ redeliver list --state waiting,paused --tenant acme --since 1h')
-    .action(async (flags: FilterFlags & ConnectionFlags & { limit: string; json?: boolean }) => {
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ redeliver list --state waiting,paused --tenant acme --since 1h\n  $ redeliver list --tenant acme --ordering-key valve-7',
+    )
+    .action(async (flags: FilterFlags & ConnectionFlags & { limit: string; json?: boolean; orderingKey?: string }) => {
+      if (flags.orderingKey !== undefined) return listKeyQueue(flags, limitOf(flags.limit));
       const filter = filterFromFlags(flags);
       const limit = limitOf(flags.limit);
       const redeliver = await connect(flags);

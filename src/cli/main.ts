@@ -1,15 +1,21 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { registerBridge } from './bridge';
 import { registerBundle } from './bundle';
+import { registerCluster } from './cluster';
 import { registerCodecServer } from './codec-server';
 import { registerControls } from './controls';
 import { registerDeadLetters } from './dead-letters';
 import { registerDev } from './dev';
+import { registerEndpoint } from './endpoint';
+import { registerEndpointExport } from './endpoint-export';
 import { registerEndpoints } from './endpoints';
 import { registerList } from './list';
 import { registerRedrive } from './redrive';
+import { registerRelease } from './ordering';
 import { registerResult } from './result';
 import { registerSchedule } from './schedule';
+import { registerServe } from './serve';
 import { registerSimulate } from './simulate';
 import { registerStatus } from './status';
 import { registerSubscribe } from './subscribe';
@@ -34,12 +40,18 @@ export function buildProgram(): Command {
   registerControls(program);
   registerDeadLetters(program);
   registerRedrive(program);
+  registerRelease(program);
   registerEndpoints(program);
+  registerEndpointExport(program);
+  registerEndpoint(program);
   registerSchedule(program);
   registerSimulate(program);
   registerSubscribe(program);
+  registerBridge(program);
+  registerServe(program);
   registerCodecServer(program);
   registerBundle(program);
+  registerCluster(program);
   return program;
 }
 

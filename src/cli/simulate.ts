@@ -3,7 +3,9 @@ import { InvalidInputError, type Problem } from '../errors';
 import { DURATION_TICKS, PALETTE, plotFormat, renderFigure, writePlot, type LineSeries } from '../plot';
 import { formatDuration, parseDuration, policyProblems } from '../policy';
 import { runExperiment, STRATEGIES, type Strategy, type StrategyResult } from '../simulate';
+import { withConnectionFlags } from './connection';
 import { wholeNumber } from './number-flags';
+import { simulateOutage, type OutageFlags } from './simulate-outage';
 import { emit } from './output';
 
 interface SimulateFlags {
@@ -34,10 +36,15 @@ const COLORS: Record<Strategy, string> = {
   decorrelated: PALETTE[2],
 };
 
+/** Flags of Brooker's experiment alone, and of a replay of a recorded outage alone. */
+const EXPERIMENT_ONLY = ['clients', 'runs', 'strategy', 'base', 'cap'] as const;
+const REPLAY_ONLY = ['since', 'jitter', 'initial', 'multiplier', 'max', 'maxAttempts', 'maxAge', 'budget', 'budgetBurst'] as const;
+
 export function registerSimulate(program: Command): void {
-  program
-    .command('simulate')
-    .description('rerun the experiment of Brooker\'s "Exponential Backoff And Jitter": N clients racing to write one row')
+  withConnectionFlags(program.command('simulate'))
+    .description(
+      'rerun the experiment of Brooker\'s "Exponential Backoff And Jitter": N clients racing to write one row; or replay a recorded outage under another policy (--from-endpoint, --from-file)',
+    )
     .option('--clients <n>', 'clients contending for the row (1-1000)', '100')
     .option('--runs <n>', 'runs averaged per strategy (1-10000)', '100')
     .option('--strategy <s>', `${STRATEGIES.join(' | ')} | all`, 'all')
@@ -48,8 +55,19 @@ export function registerSimulate(program: Command): void {
     .option('--json', 'print one object per strategy: strategy, clients, runs, calls, completionMs (means over the runs)')
     .option(
       '--plot <file>',
-      'also draw calls and completion time per strategy against 10 client counts up to --clients, to FILE.svg or FILE.png',
+      'also draw calls and completion time per strategy against 10 client counts up to --clients (a replay: requests per second, recorded and replayed), to FILE.svg or FILE.png',
     )
+    .option('--from-endpoint <host:port>', "replay this endpoint's recorded outages (docs/outage-replay.md)")
+    .option('--from-file <file>', 'replay a recorded outage from a file (redeliver endpoint export); - for stdin')
+    .option('--since <time>', 'with --from-endpoint: from this time, ISO date or a duration ago such as 7d (default: all that is kept)')
+    .option('--jitter <strategy>', 'replay: full | equal | decorrelated | none (default as recorded)')
+    .option('--initial <duration>', 'replay: first backoff window')
+    .option('--multiplier <n>', 'replay: window growth per attempt')
+    .option('--max <duration>', 'replay: cap of the window')
+    .option('--max-attempts <n>', 'replay: attempts in all, 0 = unlimited')
+    .option('--max-age <duration>', 'replay: expire this long after the first attempt, or "none"')
+    .option('--budget <rate>', 'replay: the retry budget, off or retries per second such as 10/s (default as recorded)')
+    .option('--budget-burst <n>', 'replay: retries the budget lets out at once on top of the rate (default as recorded, else 20)')
     .addHelpText(
       'after',
       `
@@ -61,9 +79,26 @@ had succeeded.
 Examples:
   $ redeliver simulate --clients 100 --runs 100 --strategy all --json
   $ redeliver simulate --clients 50 --strategy full --cap 1s
-  $ redeliver simulate --plot docs/simulate.svg`,
+  $ redeliver simulate --plot docs/simulate.svg
+
+A recorded outage, replayed under a candidate policy and retry budget (the policy flags change every
+recorded kind's policy; --min is the policy's floor here), beside what happened:
+  $ redeliver simulate --from-endpoint ingest.example.com --since 7d --budget 20/s --json
+  $ redeliver endpoint export ingest.example.com --since 7d > outage.json
+  $ redeliver simulate --from-file outage.json --jitter none --plot replay.svg`,
     )
-    .action(async (flags: SimulateFlags) => {
+    .action(async (flags: SimulateFlags & OutageFlags, command: Command) => {
+      const typed = (field: string) => command.getOptionValueSource(field) === 'cli';
+      const replay = flags.fromEndpoint !== undefined || flags.fromFile !== undefined;
+      const misplaced = replay ? EXPERIMENT_ONLY.filter(typed) : REPLAY_ONLY.filter(typed);
+      if (misplaced.length) {
+        const what = replay ? "is for Brooker's experiment, not a replay" : 'is for a replay: give --from-endpoint or --from-file';
+        throw new InvalidInputError(
+          misplaced.map((f) => ({ field: `--${f.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, message: what })),
+          'flags',
+        );
+      }
+      if (replay) return simulateOutage(flags, typed);
       const { clients, runs, strategies, baseMs, capMs, minMs, seed } = parseFlags(flags);
       const run = (n: number) => runExperiment({ clients: n, runs, strategies, baseMs, capMs, minMs, seed });
       const results = run(clients);

@@ -21,6 +21,8 @@ interface SubmitFlags extends FileFlags {
   topic?: string;
   protocolVersion?: string;
   credential?: string;
+  orderingKey?: string;
+  signing?: string;
   requestId?: string;
   status?: string;
   deadline?: string;
@@ -64,6 +66,11 @@ export function registerSubmit(program: Command): void {
       )
       .option('--protocol-version <5|3.1.1>', 'MQTT: the protocol version (default 5)')
       .option('--credential <name>', 'MQTT: the name of a credential the worker resolves (never the secret)')
+      .option(
+        '--signing <name>',
+        'HTTP: sign every request (Standard Webhooks) with the signing secret of this name, which the worker resolves',
+      )
+      .option('--ordering-key <key>', 'deliver in submit order with the other deliveries of the tenant with this key (docs/ordering.md)')
       .option('--request-id <id>', 'command responses: the command request id')
       .option('--status <code>', 'command responses: the status to report (default 200)')
       .option('--deadline <time>', 'command responses: the command deadline (ISO time)')
@@ -180,10 +187,11 @@ export function inputFromFlags(flags: SubmitFlags): DeliveryInput {
     ...(flags.credential && { credential: flags.credential }),
   };
   const target =
-    flags.method || flags.timeout || flags.header.length || Object.keys(mqtt).length
+    flags.method || flags.timeout || flags.header.length || flags.signing || Object.keys(mqtt).length
       ? {
           url: flags.target,
           ...(flags.method && { method: flags.method }),
+          ...(flags.signing && { signing: flags.signing }),
           ...(flags.timeout && { timeout: flags.timeout }),
           ...(flags.header.length && { headers }),
           ...mqtt,
@@ -198,6 +206,7 @@ export function inputFromFlags(flags: SubmitFlags): DeliveryInput {
     payload,
     ...(flags.id && { messageId: flags.id }),
     ...(flags.contentType && { contentType: flags.contentType }),
+    ...(flags.orderingKey !== undefined && { orderingKey: flags.orderingKey }),
     ...(command && { command }),
     ...(Object.keys(policy).length && { policy }),
     ...(Object.keys(overrides).length && { overrides }),

@@ -1,5 +1,5 @@
-/** Who reads a variable: a worker, a client (Redeliver.connect and every CLI command that talks to Temporal), the codec server. */
-export type Reader = 'worker' | 'client' | 'codec-server';
+/** Who reads a variable: a worker, a client (Redeliver.connect and every CLI command that talks to Temporal), the codec server, the HTTP API (`redeliver serve`, a client too), the MQTT bridge (`redeliver bridge`, a client too). */
+export type Reader = 'worker' | 'client' | 'codec-server' | 'api' | 'bridge';
 
 export interface EnvironmentVariable {
   name: string;
@@ -103,8 +103,9 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   },
   {
     name: 'REDELIVER_SHUTDOWN_GRACE',
-    readBy: ['worker'],
-    meaning: 'after SIGTERM, how long attempts in flight may go on before they are handed back (`ms` duration: `20s`, `1m`)',
+    readBy: ['worker', 'api'],
+    meaning:
+      'after SIGTERM, how long attempts in flight may go on before they are handed back (`ms` duration: `20s`, `1m`); the API: how long requests in flight may go on',
     default: '`20s`',
   },
   {
@@ -121,6 +122,20 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     default: '`20`',
   },
   {
+    name: 'REDELIVER_ENDPOINT_MAX_IN_FLIGHT',
+    readBy: ['worker'],
+    meaning:
+      "attempts in flight at once to one endpoint (first attempts, batches' requests, retries), all workers of the task queue together, for endpoints without a limit of their own (`redeliver endpoint set`), or `off`",
+    default: '`off`',
+  },
+  {
+    name: 'REDELIVER_ENDPOINT_RATE',
+    readBy: ['worker'],
+    meaning:
+      'attempts per second to one endpoint (`200`, `200/s`, `12000/min`), all workers together, for endpoints without their own, or `off`',
+    default: '`off`',
+  },
+  {
     name: 'REDELIVER_ENDPOINT_HEALTH',
     readBy: ['worker'],
     meaning: "report attempts to each endpoint's workflow (health, downtime, the budget's share per worker): `true` / `false`",
@@ -135,15 +150,28 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   },
   {
     name: 'REDELIVER_MQTT_CREDENTIALS_<NAME>',
-    readBy: ['worker'],
+    readBy: ['worker', 'bridge'],
     meaning:
       'the MQTT credential a target names (`credential: "<name>"`), as JSON `{"username": …, "password": …, "brokers": ["mqtts://host:8883", …]}`; `brokers` is required: the credential is sent to no other broker; an entry may be `{"url": …, "ca" or "caFile": …, "servername": …}`, the TLS trust for that broker (a delivery naming a credential may not bring its own). Checked at start, read again at every attempt',
     default: 'none',
   },
   {
     name: 'REDELIVER_MQTT_CREDENTIALS_FILE',
-    readBy: ['worker'],
+    readBy: ['worker', 'bridge'],
     meaning: 'a JSON file of MQTT credentials by name (each with its `brokers`), for those without a variable of their own',
+    default: 'none',
+  },
+  {
+    name: 'REDELIVER_SIGNING_SECRETS_<NAME>',
+    readBy: ['worker'],
+    meaning:
+      'the signing secret an HTTP target names (`signing: "<name>"`), as JSON `{"secrets": ["whsec_…", …], "endpoints": ["https://host", …]}`: each request carries a Standard Webhooks signature per secret (several while rotating); `endpoints` is required: it signs for no other endpoint. Checked at start, read again at every request',
+    default: 'none',
+  },
+  {
+    name: 'REDELIVER_SIGNING_SECRETS_FILE',
+    readBy: ['worker'],
+    meaning: 'a JSON file of signing secrets by name (each with its `endpoints`), for those without a variable of their own',
     default: 'none',
   },
   {
@@ -195,6 +223,34 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
       "host names the codec server is reached by (a proxy's), comma-separated; a request addressed to any other name is refused (DNS rebinding)",
     default: '`localhost`, loopback addresses and `--host`',
   },
+  {
+    name: 'REDELIVER_API_KEYS_FILE',
+    readBy: ['api'],
+    meaning:
+      'a JSON array of API keys, `{"key": "<secret>" or "sha256": "<hex>", "tenants": ["acme"] or ["*"], "roles": ["produce", "operate", "read"], "name"?, "rateLimit"?}` (README, "HTTP API"); only their hashes are kept',
+    default: 'none: this or `REDELIVER_API_KEYS` is required',
+  },
+  { name: 'REDELIVER_API_KEYS', readBy: ['api'], meaning: 'the same JSON array itself (a secret in the environment)', default: 'none' },
+  {
+    name: 'REDELIVER_API_RATE_LIMIT',
+    readBy: ['api'],
+    meaning:
+      "requests per API key (per address before a key is known): `100`, `100/s`, `600/min`, `N/h`, or `off`; a key's `rateLimit` wins",
+    default: '`100/s`',
+  },
+  {
+    name: 'REDELIVER_API_BODY_LIMIT',
+    readBy: ['api'],
+    meaning: 'largest request body, in bytes (413 above it)',
+    default: '4194304 (4 MiB)',
+  },
+  {
+    name: 'REDELIVER_API_TLS_CERT_FILE',
+    readBy: ['api'],
+    meaning: 'certificate chain (PEM) to serve HTTPS with; with `REDELIVER_API_TLS_KEY_FILE`, its private key',
+    default: 'none: plain HTTP',
+  },
+  { name: 'REDELIVER_API_TLS_KEY_FILE', readBy: ['api'], meaning: "the certificate's private key (PEM)", default: 'none' },
 ];
 
 /** Whether `name` is one of the variables above (`TEMPORAL_GRPC_META_<NAME>` stands for a family). */

@@ -8,6 +8,7 @@ export {
   type TemporalConnectionConfig,
 } from './temporal';
 export { codecServerSettingsFromEnv, type CodecServerSettings } from './codec-server';
+export { bridgeSettingsFromEnv } from './bridge';
 export {
   clientDefaultsFromEnv,
   clientSettingsFromEnv,

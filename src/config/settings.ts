@@ -2,10 +2,12 @@ import { existsSync } from 'node:fs';
 import type { LogLevel } from '@temporalio/worker';
 import { readKeyRing, type KeyRing } from '../encryption/keys';
 import { DEFAULT_RETRY_BUDGET, type RetryBudgetOptions } from '../endpoints/budget';
+import { checkSettingsChange, limitsOf, NO_LIMITS, type EndpointLimits, type EndpointSettings } from '../endpoints/controls';
 import { parseDuration } from '../policy/duration';
 import { TRACES_EXPORTERS, type TracesExporter } from '../telemetry/tracing';
 import { AddressGuard } from '../transports/address-guard';
 import { credentialProblems } from '../transports/mqtt-credentials';
+import { signingSecretProblems } from '../transports/signing';
 import { EnvReader, type Environment } from './errors';
 import { readTemporalConnection, type TemporalConnectionConfig } from './temporal';
 
@@ -51,6 +53,8 @@ export interface WorkerSettings extends ClientSettings, RuntimeSettings {
   serviceName: string;
   /** Retries per second and burst per endpoint, all workers together; null: not bounded. */
   retryBudget: RetryBudgetOptions | null;
+  /** Every attempt to one endpoint, all workers together, for endpoints without limits of their own (docs/endpoint-health.md). */
+  endpointLimits: EndpointLimits;
   /** Report attempts to each endpoint's workflow (health, downtime, the budget's share per worker). */
   endpointHealth: boolean;
 }
@@ -82,13 +86,7 @@ export function runtimeSettingsFromEnv(env: Environment = process.env): RuntimeS
 export function workerSettingsFromEnv(env: Environment = process.env): WorkerSettings {
   const reader = new EnvReader(env);
   const client = readClientSettings(reader);
-  const shutdownGrace = reader.string('REDELIVER_SHUTDOWN_GRACE');
-  const graceMs = shutdownGrace === undefined ? DEFAULT_SHUTDOWN_GRACE_MS : parseDuration(shutdownGrace);
-  if (graceMs === undefined || graceMs < 0)
-    reader.problem(
-      'REDELIVER_SHUTDOWN_GRACE',
-      `must be a duration such as 20s or 1m (a bare number is ms), got ${JSON.stringify(shutdownGrace)}`,
-    );
+  const graceMs = readShutdownGrace(reader);
 
   let allowAddresses = AddressGuard.DEFAULT;
   try {
@@ -99,6 +97,7 @@ export function workerSettingsFromEnv(env: Environment = process.env): WorkerSet
 
   // every configured MQTT credential, now: one bound to no broker would otherwise fail only at its first delivery
   for (const p of credentialProblems(reader.env)) reader.problem(p.variable, p.message);
+  for (const p of signingSecretProblems(reader.env)) reader.problem(p.variable, p.message);
 
   const workflowBundlePath = reader.string('REDELIVER_WORKFLOW_BUNDLE');
   if (workflowBundlePath !== undefined && !existsSync(workflowBundlePath))
@@ -110,12 +109,13 @@ export function workerSettingsFromEnv(env: Environment = process.env): WorkerSet
   const settings: WorkerSettings = {
     ...client,
     maxConcurrentAttempts: reader.positiveInt('REDELIVER_MAX_CONCURRENT_ATTEMPTS', DEFAULT_MAX_CONCURRENT_ATTEMPTS),
-    shutdownGraceMs: graceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
+    shutdownGraceMs: graceMs,
     allowAddresses,
     logLevel: readLogLevel(reader),
     tracesExporter: reader.oneOf('OTEL_TRACES_EXPORTER', TRACES_EXPORTERS, 'none'),
     serviceName: reader.string('OTEL_SERVICE_NAME') ?? 'redeliver-worker',
     retryBudget: DEFAULT_RETRY_BUDGET,
+    endpointLimits: readEndpointLimits(reader),
     endpointHealth: true,
   };
   const workflowTasks = reader.positiveInt('REDELIVER_MAX_CONCURRENT_WORKFLOW_TASKS');
@@ -131,7 +131,20 @@ export function workerSettingsFromEnv(env: Environment = process.env): WorkerSet
   return settings;
 }
 
-function readClientSettings(reader: EnvReader): ClientSettings {
+/** REDELIVER_SHUTDOWN_GRACE: how long work in flight may go on after SIGTERM (a worker's attempts, the API's requests). */
+export function readShutdownGrace(reader: EnvReader): number {
+  const shutdownGrace = reader.string('REDELIVER_SHUTDOWN_GRACE');
+  const graceMs = shutdownGrace === undefined ? DEFAULT_SHUTDOWN_GRACE_MS : parseDuration(shutdownGrace);
+  if (graceMs !== undefined && graceMs >= 0) return graceMs;
+  reader.problem(
+    'REDELIVER_SHUTDOWN_GRACE',
+    `must be a duration such as 20s or 1m (a bare number is ms), got ${JSON.stringify(shutdownGrace)}`,
+  );
+  return DEFAULT_SHUTDOWN_GRACE_MS;
+}
+
+/** A client's settings, each bad variable a problem of `reader`'s (the bridge adds its own: config/bridge.ts). */
+export function readClientSettings(reader: EnvReader): ClientSettings {
   const temporal = readTemporalConnection(reader);
   const taskQueue = reader.string('REDELIVER_TASK_QUEUE') ?? DEFAULT_TASK_QUEUE;
   const encryptionKeys = readKeyRing(reader);
@@ -153,6 +166,23 @@ function readLogLevel(reader: EnvReader): LogLevel {
 
 function readPrometheusAddress(reader: EnvReader): string | undefined {
   return reader.hostPort('REDELIVER_PROMETHEUS_ADDRESS', '0.0.0.0:9464');
+}
+
+/** REDELIVER_ENDPOINT_MAX_IN_FLIGHT and REDELIVER_ENDPOINT_RATE: the limits of an endpoint without its own, `off` (the default) for none. */
+function readEndpointLimits(reader: EnvReader): EndpointLimits {
+  const { change, problems } = checkSettingsChange({
+    maxInFlight: boundFrom(reader.string('REDELIVER_ENDPOINT_MAX_IN_FLIGHT')),
+    rate: reader.string('REDELIVER_ENDPOINT_RATE'),
+  });
+  const variables = { maxInFlight: 'REDELIVER_ENDPOINT_MAX_IN_FLIGHT', rate: 'REDELIVER_ENDPOINT_RATE' } as const;
+  for (const p of problems)
+    reader.problem(variables[p.field as keyof typeof variables], p.message.replace(', "off", or null for the default', ' or "off"'));
+  return limitsOf(change as EndpointSettings, NO_LIMITS);
+}
+
+/** A whole number as typed, a number; anything else as it is (the check names it). */
+function boundFrom(raw: string | undefined): unknown {
+  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : raw;
 }
 
 /** REDELIVER_RETRY_BUDGET: retries per second to one endpoint (`10`, `2.5`) or `off`; REDELIVER_RETRY_BUDGET_BURST: retries at once on top. */

@@ -5,11 +5,15 @@ import type { DeliveryStateName, MessageKind } from './types';
 export const DEAD_LETTER_STATES = ['rejected', 'expired', 'exhausted', 'dropped'] as const;
 export type DeadLetterState = (typeof DEAD_LETTER_STATES)[number];
 
+/** States of a delivery that has not ended. */
+export const OPEN_STATES = ['pending', 'queued', 'attempting', 'waiting', 'paused'] as const;
+
 /** Which deliveries to list, count or redrive; every field narrows the match. */
 export interface DeliveryFilter {
   state?: DeliveryStateName | DeliveryStateName[];
   kind?: MessageKind;
-  tenant?: string;
+  /** One tenant, or any of several (an API key's tenants). */
+  tenant?: string | string[];
   device?: string;
   /** host[:port] of the target */
   endpoint?: string;
@@ -21,20 +25,27 @@ export interface DeliveryFilter {
 
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
+const listOf = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+
+/** The clause that matches any of the values (none when there are none). */
+function anyOf(attribute: string, values: readonly string[]): string[] {
+  if (values.length === 0) return [];
+  return [values.length === 1 ? `${attribute} = ${quote(values[0]!)}` : `${attribute} IN (${values.map(quote).join(', ')})`];
+}
+
 /** The Temporal visibility query for a filter: the same text an operator can paste into the UI. */
 export function visibilityQuery(filter: DeliveryFilter, taskQueue?: string): string {
   const clauses = [`WorkflowType = 'deliveryWorkflow'`];
   if (taskQueue) clauses.push(`TaskQueue = ${quote(taskQueue)}`);
-  const states = filter.state === undefined ? [] : Array.isArray(filter.state) ? filter.state : [filter.state];
-  if (states.length === 1) clauses.push(`DeliveryState = ${quote(states[0]!)}`);
-  if (states.length > 1) clauses.push(`DeliveryState IN (${states.map(quote).join(', ')})`);
+  const states = listOf(filter.state);
+  clauses.push(...anyOf('DeliveryState', states));
   if (filter.kind) clauses.push(`DeliveryKind = ${quote(filter.kind)}`);
-  if (filter.tenant) clauses.push(`Tenant = ${quote(filter.tenant)}`);
+  clauses.push(...anyOf('Tenant', listOf(filter.tenant)));
   if (filter.device) clauses.push(`Device = ${quote(filter.device)}`);
   if (filter.endpoint) clauses.push(`Endpoint = ${quote(filter.endpoint)}`);
   if (filter.errorClass) clauses.push(`LastErrorClass = ${quote(filter.errorClass)}`);
   // finished deliveries are placed in time by when they ended, running ones by when they started
-  const finished = states.length > 0 && states.every((s) => !['pending', 'attempting', 'waiting', 'paused'].includes(s));
+  const finished = states.length > 0 && states.every((s) => !(OPEN_STATES as readonly string[]).includes(s));
   const time = finished ? 'CloseTime' : 'StartTime';
   if (filter.since) clauses.push(`${time} >= ${quote(filter.since.toISOString())}`);
   if (filter.until) clauses.push(`${time} <= ${quote(filter.until.toISOString())}`);

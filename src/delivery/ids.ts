@@ -3,6 +3,11 @@ export function deliveryIdOf(tenant: string, device: string, messageId: string):
   return `delivery/${tenant}/${device}/${messageId}`;
 }
 
+/** The sequencer of an ordering key (workflows/ordering.ts): one per tenant and key, its deliveries' FIFO. */
+export function orderingWorkflowId(tenant: string, key: string): string {
+  return `ordering/${tenant}/${key}`;
+}
+
 /**
  * An endpoint's workflow id (workflows/endpoint.ts): one per endpoint (host[:port]) and task queue — the
  * workers of a task queue share its budget and report to it — named `endpoint/<host:port>` on the default

@@ -30,6 +30,12 @@ export interface DeliveryInput {
   policy?: BackoffPolicyInput;
   /** Map stable codes (`http-409`) to another class or to `success`. */
   overrides?: ClassOverrides;
+  /**
+   * Opt-in FIFO (docs/ordering.md): deliveries of one tenant with the same key reach their endpoints in
+   * submit order, each attempted only once every earlier one has ended. As tenant, at most 128 characters.
+   * Default: none (deliveries go side by side).
+   */
+  orderingKey?: string;
 }
 
 export interface HttpTargetInput {
@@ -45,6 +51,11 @@ export interface HttpTargetInput {
   timeout?: number | string;
   /** Opt-in: the endpoint takes many messages in one request, and a batch's first attempts to it go so. Default: off. */
   batch?: HttpBatchingInput;
+  /**
+   * The name of a signing secret the worker resolves (README, "Signed requests"): every request carries
+   * Standard Webhooks signatures made with it. The secret itself never travels with a delivery. Default: unsigned.
+   */
+  signing?: string;
 }
 
 /**
@@ -74,6 +85,8 @@ export interface HttpTarget {
   timeout: number;
   /** Absent unless the target opts in: deliveries recorded before it keep their shape (and fingerprint). */
   batch?: HttpBatching;
+  /** The signing secret's name; absent when unsigned (as batch, deliveries before it keep their shape). */
+  signing?: string;
 }
 
 export type MqttVersion = '3.1.1' | '5';
@@ -139,10 +152,13 @@ export interface Delivery {
   overrides: ClassOverrides;
   /** When the producer submitted it (epoch ms). */
   submittedAt: number;
+  /** Absent unless given: deliveries recorded before ordering keep their shape (and fingerprint). */
+  orderingKey?: string;
 }
 
 export type Outcome = 'delivered' | 'rejected' | 'expired' | 'exhausted' | 'dropped' | 'cancelled';
-export type DeliveryStateName = 'pending' | 'attempting' | 'waiting' | 'paused' | Outcome;
+/** `queued`: an ordered delivery waiting for the earlier deliveries of its key to end (docs/ordering.md). */
+export type DeliveryStateName = 'pending' | 'queued' | 'attempting' | 'waiting' | 'paused' | Outcome;
 
 export interface AttemptError {
   class: ErrorClass;
@@ -186,6 +202,8 @@ export interface DeliveryStatus {
   summary: string;
   /** Set while paused: why, and since when. */
   pause: { reason: string; since: string } | null;
+  /** Ordered deliveries only: its key, and while it is queued, the earlier delivery it waits for. */
+  ordering?: OrderingPlace;
   /**
    * Set when this process has no key to read the delivery (it has no REDELIVER_ENCRYPTION_KEYS): the fields
    * come from what Temporal keeps in the clear (its id and search attributes); times, errors and the attempt
@@ -209,4 +227,15 @@ export interface DeliveryResult {
   message?: Delivery;
   /** Set when this process has no key to read the result: outcome and attempts come from the search attributes. */
   encrypted?: { keyId: string | null };
+}
+
+/** Where an ordered delivery stands on its key (DeliveryStatus.ordering). */
+export interface OrderingPlace {
+  key: string;
+  /** Whether its turn has come: the earlier deliveries of its key have ended. */
+  admitted: boolean;
+  /** While queued: the delivery just before it on the key (null until the key's sequencer says). */
+  behind: string | null;
+  /** While queued behind a dead letter that stopped the key: that dead letter and its outcome. */
+  blockedBy: { deliveryId: string; outcome: Outcome } | null;
 }

@@ -124,7 +124,8 @@ export async function waitUntilServing(address: string, options: WaitUntilServin
   throw new Error(`${options.name} did not answer at ${address} within ${options.timeoutMs} ms: ${String(lastError)}`);
 }
 
-function searchAttributeTypeName(type: string): string {
+/** A search attribute type as the temporal CLI and its scripts name it (`Keyword`, `Int`, …). */
+export function searchAttributeTypeName(type: string): string {
   // SDK value types are SCREAMING_CASE; the CLI wants Text, Keyword, Int, Double, Bool, Datetime, KeywordList
   const names: Record<string, string> = {
     TEXT: 'Text',

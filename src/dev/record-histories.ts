@@ -13,6 +13,7 @@ import { startFlakyEndpoint } from '../demo/flaky-endpoint';
 import { createWorker, installRuntime, runWorker } from '../worker';
 import { startDevServer } from './dev-server';
 import { recordSubscriptionHistories } from './record-mqtt-histories';
+import { recordOrderingHistories } from './record-ordering-histories';
 import { projectRoot } from './temporal-cli';
 
 type Scenario = {
@@ -20,12 +21,32 @@ type Scenario = {
   input: (url: string) => Omit<DeliveryInput, 'tenant' | 'device' | 'payload'>;
   act?: (r: Redeliver, id: string) => Promise<void>;
   historyLimit?: number;
+  /** Before the delivery is submitted, and after it ended (the endpoint's limits: every scenario shares the endpoint). */
+  setup?: (r: Redeliver, url: string) => Promise<void>;
+  teardown?: (r: Redeliver, url: string) => Promise<void>;
 };
 
 const until = async (r: Redeliver, id: string, state: string) => {
   while ((await r.getHandle(id).status()).state !== state) await new Promise((res) => setTimeout(res, 50));
 };
 const LONG_WAIT = { jitter: 'none', initial: '1m', min: '1m', max: '1m' } as const;
+
+/** The endpoint limited to one attempt per `seconds`, its slot taken by a delivery of its own: the scenario's first attempt must wait. */
+const limitedTo = (seconds: number) => async (r: Redeliver, url: string) => {
+  await r.endpoint(url).set({ rate: 1 / seconds });
+  const warmUp = async () =>
+    (await r.submit({ kind: 'event', tenant: 'fixtures', device: 'device-1', target: `${url}/ok`, payload: {} })).result();
+  // the worker reads the endpoint's limits anew when what it knows is 2 s old, while an attempt goes on what it knew:
+  // the first warm-up has it read them, the second takes the slot
+  await new Promise((res) => setTimeout(res, 3_000));
+  await warmUp();
+  await new Promise((res) => setTimeout(res, 1_000));
+  await warmUp();
+};
+const unlimited = async (r: Redeliver, url: string) => {
+  await r.endpoint(url).set({ rate: null });
+  await new Promise((res) => setTimeout(res, 3_000));
+};
 
 const SCENARIOS: Scenario[] = [
   { name: 'delivered-at-once', input: (url) => ({ kind: 'event', target: `${url}/ok` }) },
@@ -81,6 +102,15 @@ const SCENARIOS: Scenario[] = [
       policy: { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' },
     }),
   },
+  // the endpoint's limits hold the first attempt on the server (input.limited), then it goes
+  { name: 'limits-held', input: (url) => ({ kind: 'event', target: `${url}/ok` }), setup: limitedTo(5), teardown: unlimited },
+  {
+    // no room at the endpoint before the delivery's max age: it ends expired, unsent
+    name: 'limits-unsent',
+    input: (url) => ({ kind: 'event', target: `${url}/ok`, policy: { maxAge: '2s' } }),
+    setup: limitedTo(100),
+    teardown: unlimited,
+  },
   {
     name: 'continued-as-new',
     input: (url) => ({
@@ -109,6 +139,7 @@ async function main(): Promise<void> {
       const redeliver = scenario.historyLimit
         ? new Redeliver(connected.client, { taskQueue: 'record-histories', historyLimit: scenario.historyLimit })
         : connected;
+      await scenario.setup?.(redeliver, endpoint.url);
       const handle = await redeliver.submit({
         ...scenario.input(endpoint.url),
         tenant: 'fixtures',
@@ -118,6 +149,7 @@ async function main(): Promise<void> {
       } as DeliveryInput);
       await scenario.act?.(redeliver, handle.deliveryId);
       const result = await handle.result();
+      await scenario.teardown?.(redeliver, endpoint.url);
       // every run of the delivery: one, or a chain when it continued as new
       const runs: string[] = [];
       for await (const e of connected.client.workflow.list({ query: `WorkflowId = '${handle.deliveryId}'` })) runs.unshift(e.runId);
@@ -132,16 +164,32 @@ async function main(): Promise<void> {
       }
       console.log(`${scenario.name}: ${result.outcome} after ${result.attempts} attempt(s) → ${files.join(', ')}`);
     }
-    // the endpoint's workflow, fed by the worker's reports of the attempts above (it runs on: its history so far)
+    // the endpoint's workflow, fed by the worker's reports of the attempts above (it runs on: its history so far);
+    // the reports carry what its recording keeps (arrivals, retries, ends, the budget): endpointWorkflow_reports.json
+    // is the same from before they did
     if (only.length === 0 || only.includes('endpoint')) {
       await new Promise((res) => setTimeout(res, 4_000));
       const history = await connected.client.workflow
         .getHandle(endpointWorkflowId(new URL(endpoint.url).host, 'record-histories'))
         .fetchHistory();
-      const file = path.join(outDir, 'endpointWorkflow_reports.json');
+      const file = path.join(outDir, 'endpointWorkflow_recording.json');
       writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
       console.log(`endpoint: ${history.events?.length} events → ${path.relative(projectRoot(), file)}`);
     }
+    // an operator's limits on the endpoint: the updates, and the memo every worker reads them from
+    if (only.length === 0 || only.includes('endpoint-settings')) {
+      const handle = connected.endpoint(endpoint.url);
+      await handle.set({ maxInFlight: 50, rate: '200/s' });
+      await handle.set({ maxInFlight: null, rate: null });
+      const history = await connected.client.workflow.getHandle(endpointWorkflowId(handle.endpoint, 'record-histories')).fetchHistory();
+      const file = path.join(outDir, 'endpointWorkflow_settings.json');
+      writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+      console.log(`endpoint-settings: ${history.events?.length} events → ${path.relative(projectRoot(), file)}`);
+    }
+    // an endpoint that fails, then answers: its breaker opens (published in the memo) and closes (endpoint-breaker)
+    if (only.length === 0 || only.includes('endpoint-breaker')) await recordBreaker(connected, outDir);
+    // ordering keys: deliveries queued behind one another, and their key's sequencer
+    await recordOrderingHistories(connected, endpoint.url, outDir, only);
     // command subscriptions, and a delivery over MQTT (its command's response)
     await recordSubscriptionHistories(connected.client, 'record-histories', endpoint.url, outDir, only);
   } finally {
@@ -150,6 +198,37 @@ async function main(): Promise<void> {
     await running;
     await endpoint.close();
     await server.stop();
+  }
+}
+
+/** Deliveries to an endpoint of their own that fails a few times each: its workflow's breaker opens, then closes. */
+async function recordBreaker(redeliver: Redeliver, outDir: string): Promise<void> {
+  const failing = await startFlakyEndpoint();
+  try {
+    const policy = { jitter: 'none', initial: '500ms', min: '500ms', max: '500ms' } as const;
+    await redeliver.endpoint(`${failing.url}/down`).set({ breaker: 'on' });
+    const handles = await redeliver.submitMany(
+      Array.from({ length: 5 }, (_, i) => ({
+        kind: 'event' as const,
+        tenant: 'fixtures',
+        device: 'device-1',
+        messageId: `breaker-${i}`,
+        target: `${failing.url}/down?fail=8&status=503`,
+        payload: { n: i },
+        policy,
+      })),
+    );
+    await Promise.all(handles.map((h) => h.result()));
+    // its workflow records what was reported 3 s after: the recovery, and the breaker closing
+    await new Promise((res) => setTimeout(res, 6_000));
+    const history = await redeliver.client.workflow
+      .getHandle(endpointWorkflowId(new URL(failing.url).host, 'record-histories'))
+      .fetchHistory();
+    const file = path.join(outDir, 'endpointWorkflow_breaker.json');
+    writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+    console.log(`endpoint-breaker: ${history.events?.length} events → ${path.relative(projectRoot(), file)}`);
+  } finally {
+    await failing.close();
   }
 }
 

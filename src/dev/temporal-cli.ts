@@ -122,7 +122,8 @@ async function verify(binary: string): Promise<void> {
   }
 }
 
-async function findPython(): Promise<string> {
+/** A python3 (or python) with pip on PATH. */
+export async function findPython(): Promise<string> {
   for (const candidate of ['python3', 'python']) {
     try {
       await run(candidate, ['-m', 'pip', '--version']);

@@ -59,6 +59,16 @@ export class RetryBudget {
     return this.take(this.sent, endpoint, now, share);
   }
 
+  /**
+   * What a retry due at `now` gets, as the retrying activity asks (activities/retry.ts) and the outage
+   * replay does the same (simulate/outage.ts): a retry whose reserved slot has come meets only the strict
+   * bound; another first takes a slot in the queue (none later than `notAfter`, its expiry), then the bound.
+   */
+  ask(endpoint: string, now: number, share: number, reserved: boolean, notAfter?: number): Grant {
+    const grant = reserved ? ({ now: true } as const) : this.acquire(endpoint, now, share, notAfter);
+    return grant.now ? this.admit(endpoint, now, share) : grant;
+  }
+
   /** A slot at or after `now`; one later than `notAfter` (a delivery's expiry) is not taken, only told. */
   private take(cells: Map<string, number>, endpoint: string, now: number, share: number, notAfter = Infinity): Grant {
     const interval = 1000 / (this.options.perSecond * share);

@@ -40,7 +40,12 @@ function bucketsOf(outcomes: readonly AttemptOutcome[]): TimelineBucket[] {
 
 /** Two sorted timelines as one, the counts of a second in both added up. */
 function mergeBuckets(a: readonly TimelineBucket[], b: readonly TimelineBucket[]): TimelineBucket[] {
-  const merged: TimelineBucket[] = [];
+  return mergeBySecond(a, b, (x, y) => ({ second: x.second, ok: x.ok + y.ok, failed: x.failed + y.failed }));
+}
+
+/** Two lists sorted by `second` as one, sorted; `add` makes one entry of two for the same second. */
+export function mergeBySecond<T extends { second: number }>(a: readonly T[], b: readonly T[], add: (x: T, y: T) => T): T[] {
+  const merged: T[] = [];
   let i = 0;
   let j = 0;
   while (i < a.length || j < b.length) {
@@ -53,7 +58,7 @@ function mergeBuckets(a: readonly TimelineBucket[], b: readonly TimelineBucket[]
       merged.push(y);
       j++;
     } else if (x && y) {
-      merged.push({ second: x.second, ok: x.ok + y.ok, failed: x.failed + y.failed });
+      merged.push(add(x, y));
       i++;
       j++;
     }

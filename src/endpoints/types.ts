@@ -1,4 +1,5 @@
 import type { Verdict } from '../classify/types';
+import type { BackoffPolicy, MessageKind } from '../policy/types';
 import type { DowntimePeriod } from '../subscription/types';
 
 /**
@@ -18,7 +19,41 @@ export interface AttemptOutcome {
    * second as one, at the first one's time, so a busy endpoint's reports stay small.
    */
   count?: number;
+  /** A delivery's first attempt: what arrived, for a replay of the endpoint's outages (endpoints/recording.ts). */
+  arrival?: ArrivalProfile;
+  /** An attempt after a delivery's first (a retry). Neither this nor `arrival`: a worker from before they were reported. */
+  retry?: boolean;
 }
+
+/**
+ * What a replay needs to know of a delivery that arrived: its kind and its policy, with a deadline folded
+ * into `maxAge` (the time from the first attempt to the deadline, in whole seconds, when that is sooner),
+ * so that deliveries alike share one profile and `deadline` is always null.
+ */
+export interface ArrivalProfile {
+  kind: MessageKind;
+  policy: BackoffPolicy;
+}
+
+/** Deliveries whose retrying ended without delivering, as a worker reports them (expired or exhausted). */
+export interface DeliveryEnd {
+  /** When it ended (epoch ms). */
+  at: number;
+  outcome: 'expired' | 'exhausted';
+  /** Ends this stands for (default 1). */
+  count?: number;
+}
+
+/** How late the retries planned for one second went out (planned by a backoff timer, or a budget slot). */
+export interface RetryLateness {
+  /** When the first of them was planned (epoch ms). */
+  plannedAt: number;
+  count: number;
+  totalMs: number;
+}
+
+/** The retry budget a worker runs with (endpoints/budget.ts), as it reports it: 'off' when it holds nothing back. */
+export type ReportedBudget = { perSecond: number; burst: number } | 'off';
 
 /** Attempts at an endpoint in one second (endpoints/timeline.ts): `failed` counts client errors too. */
 export interface TimelineBucket {
@@ -83,6 +118,12 @@ export interface EndpointReport {
   outcomes: AttemptOutcome[];
   /** Retries its budget held back since its last report. */
   heldBack: number;
+  /** Deliveries whose retrying ended expired or exhausted since its last report (absent from older workers). */
+  ended?: DeliveryEnd[];
+  /** How late its retries went out since its last report, per second (absent from older workers). */
+  late?: RetryLateness[];
+  /** The retry budget it runs with (absent from older workers). */
+  budget?: ReportedBudget;
 }
 
 /** An endpoint as `redeliver endpoints` shows it. Field names are stable (JSON output). */

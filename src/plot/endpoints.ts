@@ -5,6 +5,7 @@
 // the figure module itself, not the plot index: that one brings file output (Node) along, and this folder
 // stays free of Node so that its ledger and timeline can be imported by workflows
 import { PALETTE, type BandSeries, type Figure, type LineSeries } from './figure';
+import type { AxisSpec } from './scale';
 import { formatDuration } from '../policy/duration';
 import type { EndpointDowntimeReport, TimelineBucket } from '../endpoints/types';
 
@@ -33,26 +34,13 @@ export function endpointTimelineFigure({ endpoint, timeline, report, from, to }:
     { name: 'ok', color: PALETTE[2], points: zeroFilled(buckets, (b) => b.ok) },
     { name: 'failed', color: PALETTE[1], points: zeroFilled(buckets, (b) => b.failed) },
   ];
-  const bands: BandSeries[] = spells
-    .map(([a, b]): [number, number] => [Math.max(a, lo), Math.min(b, hi)])
-    .filter(([a, b]) => a <= b)
-    .map(([a, b]) => ({
-      ...DOWNTIME,
-      points: [
-        [a, 0, top],
-        [b, 0, top],
-      ],
-    }));
+  const bands = shadedSpans(spells, lo, hi, top, DOWNTIME);
   return {
     title: `${endpoint}: attempts per second and downtime`,
     subtitle: subtitleOf(report),
     panels: [
       {
-        x: {
-          label: `time (UTC), from ${new Date(lo * 1000).toISOString().slice(0, 19).replace('T', ' ')}`,
-          ticks: timeTicks(lo, hi),
-          format: clockFormat(hi - lo),
-        },
+        x: timeAxis(lo, hi),
         y: { label: 'attempts per second', includeZero: true, integer: true },
         bands,
         lines,
@@ -64,6 +52,35 @@ export function endpointTimelineFigure({ endpoint, timeline, report, from, to }:
     ],
     panelWidth: 900,
     panelHeight: 420,
+  };
+}
+
+/** Spans of time ([from, to] in epoch seconds) shaded from 0 to `top`, clipped to the window [lo, hi]. */
+export function shadedSpans(
+  spans: [number, number][],
+  lo: number,
+  hi: number,
+  top: number,
+  series: { name: string; color: string },
+): BandSeries[] {
+  return spans
+    .map(([a, b]): [number, number] => [Math.max(a, lo), Math.min(b, hi)])
+    .filter(([a, b]) => a <= b)
+    .map(([a, b]) => ({
+      ...series,
+      points: [
+        [a, 0, top],
+        [b, 0, top],
+      ],
+    }));
+}
+
+/** A time axis over [lo, hi] (epoch seconds), in UTC, ticks on round clock times. */
+export function timeAxis(lo: number, hi: number): AxisSpec {
+  return {
+    label: `time (UTC), from ${new Date(lo * 1000).toISOString().slice(0, 19).replace('T', ' ')}`,
+    ticks: timeTicks(lo, hi),
+    format: clockFormat(hi - lo),
   };
 }
 
@@ -90,7 +107,7 @@ function windowOf(timeline: readonly TimelineBucket[], spells: [number, number][
  * The buckets as a line that drops to 0 where seconds had no attempts: a line straight across a gap would
  * say there were attempts all along. Only the gap's edges are added, not every empty second.
  */
-function zeroFilled(buckets: readonly TimelineBucket[], value: (b: TimelineBucket) => number): [number, number][] {
+export function zeroFilled<B extends { second: number }>(buckets: readonly B[], value: (b: B) => number): [number, number][] {
   const points: [number, number][] = [];
   let previous: number | undefined;
   for (const b of buckets) {

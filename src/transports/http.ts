@@ -1,4 +1,4 @@
-import { Agent, buildConnector, request, type Dispatcher } from 'undici';
+import { Agent, buildConnector, DecoratorHandler, request, type Dispatcher } from 'undici';
 import { isIP } from 'node:net';
 import type { TransportOutcome } from '../classify/types';
 import { AddressGuard, BlockedAddressError, checkPeer, describeRefusal, guardedLookup, type LookupFunction } from './address-guard';
@@ -30,7 +30,10 @@ export interface HttpAgentOptions extends Agent.Options {
 }
 
 /**
- * A keep-alive connection pool shared by the attempts of one worker. Every connection it opens goes
+ * A keep-alive connection pool shared by the attempts of one worker. It opens a connection whenever every
+ * open one is busy (no limit of its own): an attempt never waits in the pool behind others, where its
+ * deadline would run out before it was sent. What bounds the sends is the worker's activity slots, the
+ * batches' lanes (activities/send-lanes.ts) and the endpoint's own limits. Every connection it opens goes
  * through the SSRF guard: the address it connects to — an IP literal, or each address a name resolves to
  * (with `connect.lookup` if given, else DNS) — must be public or allowed. Its connections skip the
  * `100 Continue` responses undici would take for a broken connection (transports/interim.ts).
@@ -42,7 +45,6 @@ export function createHttpAgent(options: HttpAgentOptions = {}): Dispatcher {
   const guard = allow instanceof AddressGuard ? allow : AddressGuard.parse(allow, 'allow');
   return new Agent({
     keepAliveTimeout: 10_000,
-    connections: 64,
     ...rest,
     connect: guardedConnector(guard, { ...(connectTimeout != null && { timeout: connectTimeout }), ...connect }),
   });
@@ -85,13 +87,52 @@ export async function sendHttp(req: HttpRequest, dispatcher: Dispatcher): Promis
   // one deadline for the whole attempt; undici's own per-phase timeouts are longer and never fire first
   const deadline = attemptDeadline(req.timeoutMs, req.signal);
   const done = (outcome: TransportOutcome): HttpAttempt => ({ outcome, durationMs: performance.now() - started });
+  const sending = { started: false };
   try {
-    return done(await deadline.race(exchange(req, dispatcher, deadline.signal)));
+    return done(await deadline.race(exchange(req, whenWriting(dispatcher, sending), deadline.signal)));
   } catch (err) {
-    return done(outcomeOfError(err, req.timeoutMs, deadline.signal.aborted));
+    const outcome = outcomeOfError(err, req.timeoutMs, deadline.signal.aborted);
+    const ranOut = (deadline.signal.reason as Error | undefined)?.name === 'TimeoutError';
+    return done(outcome.kind === 'timeout' && ranOut && !sending.started ? connectTimeout(req.timeoutMs) : outcome);
   } finally {
     deadline.clear();
   }
+}
+
+/**
+ * The dispatcher, noting when the request starts going out on a connection (undici calls `onConnect` once
+ * the connection is open, right before it writes the request).
+ */
+function whenWriting(dispatcher: Dispatcher, sending: { started: boolean }): Dispatcher {
+  return dispatcher.compose((dispatch) => (options, handler) => dispatch(options, new NotingStart(handler, sending)));
+}
+
+/** undici's DecoratorHandler passes every callback on; its types do not declare them. */
+const Delegating = DecoratorHandler as unknown as new (
+  handler: Dispatcher.DispatchHandlers,
+) => Dispatcher.DispatchHandlers & { onConnect(abort: (err?: Error) => void): void };
+
+class NotingStart extends Delegating {
+  constructor(
+    handler: Dispatcher.DispatchHandlers,
+    private readonly sending: { started: boolean },
+  ) {
+    super(handler);
+  }
+
+  override onConnect(abort: (err?: Error) => void): void {
+    this.sending.started = true;
+    return super.onConnect(abort);
+  }
+}
+
+/** A deadline that passed before the request went out: the connection did not open in time, nothing was sent. */
+function connectTimeout(timeoutMs: number): TransportOutcome {
+  return {
+    kind: 'network',
+    code: 'ETIMEDOUT',
+    message: `no connection to the endpoint within the attempt's ${timeoutMs} ms; nothing was sent`,
+  };
 }
 
 /** The request and its whole response. */

@@ -1,5 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { ConfigProblem } from '../config/errors';
+import {
+  secretProblems,
+  secretsFileVariable,
+  secretSources,
+  secretsFromEnvironment,
+  secretVariable,
+  type SecretSource,
+} from './named-secrets';
 import { parseBinding, type SecretKind } from './secret-binding';
 
 /** What a worker logs in to a broker with. Resolved by name on the worker: never part of a delivery. */
@@ -37,17 +45,25 @@ export type CredentialResolver = (name: string) => MqttCredential | undefined;
 
 /** `REDELIVER_MQTT_CREDENTIALS_<NAME>`: the credential as JSON, `{"username": "…", "password": "…", "brokers": […]}`. */
 export const CREDENTIAL_ENV_PREFIX = 'REDELIVER_MQTT_CREDENTIALS_';
+
+/** Where a worker finds MQTT credentials: `REDELIVER_MQTT_CREDENTIALS_<NAME>`, else `REDELIVER_MQTT_CREDENTIALS_FILE` (transports/named-secrets.ts). */
+const CREDENTIAL_SOURCE: SecretSource<MqttCredential> = {
+  prefix: CREDENTIAL_ENV_PREFIX,
+  example: '{"username": "…", "password": "…", "brokers": ["mqtts://host:8883"]}',
+  check: checked,
+};
+
 /** A JSON file of every credential by name: `{ "<name>": { "username": "…", "password": "…", "brokers": […] } }`. */
-export const CREDENTIALS_FILE_ENV = 'REDELIVER_MQTT_CREDENTIALS_FILE';
+export const CREDENTIALS_FILE_ENV = secretsFileVariable(CREDENTIAL_SOURCE);
 
 /** The environment variable that holds credential `name`: upper case, anything but letters and digits as `_`. */
 export function credentialEnvName(name: string): string {
-  return CREDENTIAL_ENV_PREFIX + name.toUpperCase().replace(/[^A-Z0-9]/g, '_');
+  return secretVariable(CREDENTIAL_SOURCE, name);
 }
 
 /** Where a worker looks for credential `name`, in words, for the reason of a refused attempt. */
 export function credentialSources(name: string): string {
-  return `${credentialEnvName(name)} or the file named by ${CREDENTIALS_FILE_ENV}`;
+  return secretSources(CREDENTIAL_SOURCE, name);
 }
 
 /** The TLS trust for a bound mqtts broker, as a connection uses it (read from a MqttBrokerBinding). */
@@ -102,17 +118,7 @@ function readCaFile(file: unknown): string {
  * rotated secret, binding or CA applies without a restart.
  */
 export function credentialsFromEnvironment(env: NodeJS.ProcessEnv = process.env): CredentialResolver {
-  // read at every connect rather than once in src/config (which checks them all at start): rotation needs no restart
-  return (name) => {
-    const variable = credentialEnvName(name);
-    // a credential named "file" must not read the file's path as its JSON
-    const inline = variable === CREDENTIALS_FILE_ENV ? undefined : env[variable]?.trim();
-    if (inline) return where(variable, () => parseCredential(inline));
-    const file = env[CREDENTIALS_FILE_ENV]?.trim();
-    if (!file) return undefined;
-    const entry = where(CREDENTIALS_FILE_ENV, () => readCredentialsFile(file))[name];
-    return entry === undefined ? undefined : where(`${file}: "${name}"`, () => checked(entry));
-  };
+  return secretsFromEnvironment(CREDENTIAL_SOURCE, env);
 }
 
 /**
@@ -121,65 +127,7 @@ export function credentialsFromEnvironment(env: NodeJS.ProcessEnv = process.env)
  * file, the entry). Secrets are never quoted.
  */
 export function credentialProblems(env: NodeJS.ProcessEnv): ConfigProblem[] {
-  const problems: ConfigProblem[] = [];
-  const check = (variable: string, fn: () => unknown, prefix = '') => {
-    try {
-      fn();
-    } catch (err) {
-      problems.push({ variable, message: prefix + (err as Error).message });
-    }
-  };
-  for (const [variable, value] of Object.entries(env)) {
-    if (variable.startsWith(CREDENTIAL_ENV_PREFIX) && variable !== CREDENTIALS_FILE_ENV && value?.trim())
-      check(variable, () => parseCredential(value));
-  }
-  const file = env[CREDENTIALS_FILE_ENV]?.trim();
-  if (file) {
-    check(CREDENTIALS_FILE_ENV, () => {
-      for (const [name, entry] of Object.entries(readCredentialsFile(file)))
-        check(CREDENTIALS_FILE_ENV, () => checked(entry), `${file}: "${name}": `);
-    });
-  }
-  return problems;
-}
-
-/** Runs `fn`, putting `place: ` before the message of what it throws. */
-function where<T>(place: string, fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    throw new Error(`${place}: ${(err as Error).message}`);
-  }
-}
-
-function readCredentialsFile(file: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new Error(`${file} cannot be read as JSON: ${(err as Error).message}`);
-  }
-  let all: unknown;
-  try {
-    all = JSON.parse(text);
-  } catch {
-    // JSON.parse's message quotes the text: it holds secrets
-    throw new Error(`${file} is not valid JSON`);
-  }
-  if (typeof all !== 'object' || all === null || Array.isArray(all))
-    throw new Error(`${file} must hold a JSON object of credentials by name`);
-  return all as Record<string, unknown>;
-}
-
-function parseCredential(text: string): MqttCredential {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    // the message must not quote the text: it is a secret
-    throw new Error('must be JSON such as {"username": "…", "password": "…", "brokers": ["mqtts://host:8883"]}');
-  }
-  return checked(value);
+  return secretProblems(CREDENTIAL_SOURCE, env);
 }
 
 function checked(value: unknown): MqttCredential {

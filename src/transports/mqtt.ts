@@ -82,6 +82,8 @@ export interface ConnectOptions {
   clean: boolean;
   /** MQTT 5: how long the broker keeps the session after the connection ends. Default 0. */
   sessionExpirySeconds?: number;
+  /** MQTT 5: QoS 1 messages the broker may send before the first of them is acknowledged. Default: the protocol's (65,535). */
+  receiveMaximum?: number;
   keepaliveSeconds: number;
   timeoutMs: number;
   /**
@@ -174,7 +176,12 @@ export async function connectMqtt(
     timerVariant: UNREF_TIMER,
     ...(login.username !== undefined && { username: login.username }),
     ...(login.password !== undefined && { password: login.password }),
-    ...(v5 && { properties: { sessionExpiryInterval: options.sessionExpirySeconds ?? 0 } }),
+    ...(v5 && {
+      properties: {
+        sessionExpiryInterval: options.sessionExpirySeconds ?? 0,
+        ...(options.receiveMaximum !== undefined && { receiveMaximum: options.receiveMaximum }),
+      },
+    }),
   };
   const client = new MqttClient(() => guardedStream(context.guard, host, port, tlsOptions), clientOptions);
   if (options.handleMessage) client.handleMessage = options.handleMessage;

@@ -54,12 +54,16 @@ const verdictSchema = z.enum(['success', 'client', 'well-known', 'server', 'conn
 /** A credential name: what a worker looks up (README, "MQTT credentials"), never the secret itself. */
 export const CREDENTIAL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-/** A credential's name, on an MQTT target or a subscription's broker: the worker resolves it, the secret never travels. */
-export const credentialSchema = z
-  .string({ error: 'must be a string (the name of a credential the worker resolves)' })
-  .regex(CREDENTIAL_NAME, {
-    error: 'must be a credential name: letters, digits, "_", "." or "-", at most 64 (the worker resolves it; never put the secret here)',
+/** The name of a secret the worker resolves (a `credential`, a `signing secret`): the secret itself never travels. */
+const secretNameSchema = (what: string) =>
+  z.string({ error: `must be a string (the name of a ${what} the worker resolves)` }).regex(CREDENTIAL_NAME, {
+    error: `must be a ${what} name: letters, digits, "_", "." or "-", at most 64 (the worker resolves it; never put the secret here)`,
   });
+
+/** A credential's name, on an MQTT target or a subscription's broker. */
+export const credentialSchema = secretNameSchema('credential');
+/** A signing secret's name, on an HTTP target (transports/signing.ts). */
+export const signingSchema = secretNameSchema('signing secret');
 
 /** Eclipse Hono's MQTT topics, the default of each kind (its MQTT adapter's user guide). */
 export const DEFAULT_MQTT_TOPICS: Record<MessageKind, string> = {
@@ -68,7 +72,7 @@ export const DEFAULT_MQTT_TOPICS: Record<MessageKind, string> = {
   'command-response': 'command///res/{requestId}/{status}',
 };
 
-const HTTP_FIELDS = ['method', 'headers', 'batch'] as const;
+const HTTP_FIELDS = ['method', 'headers', 'batch', 'signing'] as const;
 const HTTP_USER_INFO = 'send credentials in target.headers (e.g. Authorization)';
 const MQTT_USER_INFO = 'name a credential the worker resolves in target.credential (README, "MQTT credentials")';
 /**
@@ -126,6 +130,7 @@ const targetSchema = z
     credential: credentialSchema.optional(),
     tls: tlsSchema.optional(),
     batch: batchingSchema.optional(),
+    signing: signingSchema.optional(),
   })
   .strict();
 
@@ -138,7 +143,7 @@ const inputSchema = z
     device: idSchema('device'),
     target: z.union([z.string(), targetSchema], {
       error: want(
-        'must be a URL, { url, method?, headers?, timeout?, batch? } or { url, topic?, protocolVersion?, credential?, timeout?, tls? }',
+        'must be a URL, { url, method?, headers?, timeout?, batch?, signing? } or { url, topic?, protocolVersion?, credential?, timeout?, tls? }',
       ),
     }),
     payload: z.unknown(),
@@ -157,6 +162,7 @@ const inputSchema = z
       .strict()
       .optional(),
     policy: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
+    orderingKey: idSchema('ordering key').optional(),
     overrides: z
       .record(
         z.string().regex(STABLE_CODE, {
@@ -167,6 +173,9 @@ const inputSchema = z
       .optional(),
   })
   .strict();
+
+/** The shape of a delivery input (the HTTP API's OpenAPI document is made from it); validateDelivery checks the rest. */
+export const deliveryInputSchema = inputSchema;
 
 export interface ValidateOptions {
   /** Epoch ms; default Date.now(). */
@@ -208,6 +217,7 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
     headers?: Record<string, string>;
     timeout?: number | string;
     batch?: HttpBatchingInput;
+    signing?: string;
   } & Omit<MqttTargetInput, 'url' | 'timeout'>;
   const schemes = options.schemes ?? ['http', 'https', 'mqtt', 'mqtts'];
   const targetField = typeof input.target === 'string' ? 'target' : 'target.url';
@@ -253,7 +263,14 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
   const messageId = input.messageId ?? randomUUID();
   const validTarget: Target =
     mqttTopic === undefined
-      ? { url: url.toString(), method: target.method ?? 'POST', headers: target.headers ?? {}, timeout, ...batchingOf(target.batch) }
+      ? {
+          url: url.toString(),
+          method: target.method ?? 'POST',
+          headers: target.headers ?? {},
+          timeout,
+          ...batchingOf(target.batch),
+          ...(target.signing !== undefined && { signing: target.signing }),
+        }
       : {
           transport: 'mqtt',
           // the broker alone: path, query and credentials were refused above
@@ -279,6 +296,7 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
     policy: validatePolicy(policyInput, { kind, qos, now }),
     overrides: input.overrides ?? {},
     submittedAt: now,
+    ...(input.orderingKey !== undefined && { orderingKey: input.orderingKey }),
   };
   // measured on the delivery itself, as its workflow will store it: so only once everything else is right
   const tooBig = storedSizeProblem({ ...delivery }, options.maxDeliveryBytes ?? defaultMaxDeliveryBytes(maxBytes));
@@ -312,7 +330,7 @@ function bodyOf(payload: unknown, problems: Problem[]): string {
   return '';
 }
 
-type TargetFields = { url: string; method?: unknown; headers?: Record<string, string>; batch?: unknown } & Omit<
+type TargetFields = { url: string; method?: unknown; headers?: Record<string, string>; batch?: unknown; signing?: unknown } & Omit<
   MqttTargetInput,
   'url' | 'timeout'
 >;

@@ -59,6 +59,9 @@ const inputSchema = z
   })
   .strict();
 
+/** The shape of a subscription input (the HTTP API's OpenAPI document is made from it); validateSubscription checks the rest. */
+export const subscriptionInputSchema = inputSchema;
+
 export interface ValidateSubscriptionOptions {
   /** Epoch ms; default Date.now(). */
   now?: number;

@@ -199,7 +199,7 @@ async function startResponse(sub: CommandSubscription, delivery: Delivery, comma
   try {
     await startChild(deliveryWorkflow, {
       ...deliveryStartOptions(delivery, 'REJECT_DUPLICATE', `response to command ${command.name}`),
-      args: [{ delivery }],
+      args: [{ delivery, limited: true }],
       // the response outlives this run (continue-as-new) and the subscription itself
       parentClosePolicy: ParentClosePolicy.ABANDON,
       memo: {

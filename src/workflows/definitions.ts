@@ -1,9 +1,12 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { DeliveryStatus } from '../delivery/types';
+import type { DeliveryStatus, Outcome } from '../delivery/types';
+import type { EndpointControl, EndpointSettingsChange, ModeChange } from '../endpoints/controls';
 import type { TimelineBucket } from '../endpoints/timeline';
+import type { OutageRecording } from '../endpoints/recording';
 import type { EndpointDowntimeReport, EndpointReport, EndpointStatus } from '../endpoints/types';
 import type { ReceivedCommand, SubscriptionStatus } from '../subscription/types';
+import type { EnqueueRequest, OrderingNotice, OrderingStatus, Place } from './ordering-state';
 
 /** Search attributes every delivery keeps current, so operators can filter the UI's workflow list. */
 export const DeliveryKind = defineSearchAttributeKey('DeliveryKind', SearchAttributeType.KEYWORD);
@@ -13,10 +16,22 @@ export const Tenant = defineSearchAttributeKey('Tenant', SearchAttributeType.KEY
 export const Device = defineSearchAttributeKey('Device', SearchAttributeType.KEYWORD);
 export const Attempts = defineSearchAttributeKey('Attempts', SearchAttributeType.INT);
 export const LastErrorClass = defineSearchAttributeKey('LastErrorClass', SearchAttributeType.KEYWORD);
+/** An ordered delivery's key (docs/ordering.md): set at its start, on ordered deliveries only. */
+export const OrderingKey = defineSearchAttributeKey('OrderingKey', SearchAttributeType.KEYWORD);
 /** An endpoint's health (healthy, failing, recovering), on its endpoint workflow (workflows/endpoint.ts). */
 export const EndpointHealth = defineSearchAttributeKey('EndpointHealth', SearchAttributeType.KEYWORD);
 
-export const SEARCH_ATTRIBUTES = [DeliveryKind, DeliveryState, Endpoint, Tenant, Device, Attempts, LastErrorClass, EndpointHealth];
+export const SEARCH_ATTRIBUTES = [
+  DeliveryKind,
+  DeliveryState,
+  Endpoint,
+  Tenant,
+  Device,
+  Attempts,
+  LastErrorClass,
+  EndpointHealth,
+  OrderingKey,
+];
 
 /** The delivery's current state, attempts, next attempt time, last error and attempt log. */
 export const statusQuery = defineQuery<DeliveryStatus>('status');
@@ -57,3 +72,38 @@ export const endpointDowntimeQuery = defineQuery<EndpointDowntimeReport, [since?
 
 /** Attempts per second (sent, failed), for a plot of the endpoint's timeline. */
 export const endpointTimelineQuery = defineQuery<TimelineBucket[]>('timeline');
+
+/** Sets the endpoint's own limits (`null` gives a field back to the workers' default); answers with the control, which the workflow's memo publishes. */
+export const endpointSettingsUpdate = defineUpdate<EndpointControl, [EndpointSettingsChange]>('settings');
+
+/** Pauses, resumes, disables or enables the endpoint (every worker holds or ends its attempts to it); answers with the control. */
+export const endpointModeUpdate = defineUpdate<EndpointControl, [ModeChange]>('mode');
+
+/** The endpoint's attempts, failure periods and arrivals since a time (epoch ms), for a replay (simulate --from-endpoint). */
+export const endpointRecordingQuery = defineQuery<OutageRecording, [since?: number, asOf?: number]>('recording');
+
+// Ordering keys (workflows/ordering.ts, the key's sequencer; workflows/ordering-turn.ts, a delivery's side)
+
+/** Takes places on the key, in the order given (a place held already is kept): sent by the client before it starts the deliveries. */
+export const enqueueUpdate = defineUpdate<Place[][], [EnqueueRequest[]]>('enqueue');
+
+/** Gives back a place taken for a delivery that turned out to exist already and has ended (a resubmit). */
+export const withdrawSignal = defineSignal<[{ deliveryId: string }]>('withdraw');
+
+/**
+ * Sent by whoever started ordered deliveries (the client, a batch's activity) once they exist, each with what it
+ * shows it waits for: their places can be admitted (a signal reaches them now).
+ */
+export const startedSignal = defineSignal<[{ started: { deliveryId: string; behind: string | null }[] }]>('started');
+
+/** Sent by an ordered delivery as it ends (a dead letter's outcome may stop the key). */
+export const leftSignal = defineSignal<[{ deliveryId: string; outcome: Outcome }]>('left');
+
+/** Lets the key go on past the dead letter that stopped it (or past a head that ended without saying so). */
+export const releaseUpdate = defineUpdate<OrderingStatus, [deliveryId: string]>('release');
+
+/** The key's head, queue (its first `limit` places), block and counts. */
+export const orderingStatusQuery = defineQuery<OrderingStatus, [limit?: number]>('status');
+
+/** From the key's sequencer to a delivery: its turn has come, or where it is queued. */
+export const orderingNoticeSignal = defineSignal<[OrderingNotice]>('ordering');

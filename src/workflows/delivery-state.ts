@@ -5,9 +5,19 @@ import type { FirstAttempt } from '../batch/types';
 import type { ErrorClass } from '../classify/types';
 import { attemptError } from '../delivery/attempt-error';
 import { expiresAt, humanDuration, waitingSummary } from '../delivery/summary';
-import type { AttemptError, AttemptRecord, Delivery, DeliveryResult, DeliveryStateName, DeliveryStatus, Outcome } from '../delivery/types';
+import type {
+  AttemptError,
+  AttemptRecord,
+  Delivery,
+  DeliveryResult,
+  DeliveryStateName,
+  DeliveryStatus,
+  OrderingPlace,
+  Outcome,
+} from '../delivery/types';
 import { nextDelay } from '../policy/backoff';
 import { Attempts, DeliveryState, LastErrorClass } from './definitions';
+import type { OrderingNotice, StartPlace } from './ordering-state';
 import { Shown, type WorkflowEffects } from './visibility';
 
 /** What a run hands to the next when it continues as new; absent on the first run. */
@@ -31,8 +41,16 @@ export interface DeliveryWorkflowInput {
   carried?: CarriedState;
   /** Started by a batch whose first attempt failed: attempt 2 is next (absent on every other start). */
   firstAttempt?: FirstAttempt;
+  /** An ordered delivery's place on its key, taken by the client before the start (absent when a batch started it). */
+  place?: StartPlace;
   /** Continue as new once the history has this many events (default 4,000; Temporal warns at 10,240). */
   historyLimit?: number;
+  /**
+   * Set by every start since the endpoint limits: the first attempt may wait on the server for room at its
+   * endpoint. A field rather than patched(), whose marker and search-attribute upsert would cost every delivery
+   * two history events; runs started before it never had it and try once.
+   */
+  limited?: boolean;
 }
 
 /** deliveryWorkflow's type, for continue-as-new (workflows/delivery.ts). */
@@ -77,16 +95,24 @@ export class DeliveryTracker {
   private searchedClass: ErrorClass | undefined;
   /** Whether the planned wait is a server's hint (Retry-After). */
   private hinted = false;
+  /** An ordered delivery's place on its key (docs/ordering.md); null for the others. */
+  private readonly ordering: OrderingPlace | null;
 
   constructor(
     readonly delivery: Delivery,
     carried: CarriedState | undefined,
     env: DeliveryEnv,
+    place?: StartPlace,
   ) {
     this.effects = env.effects;
     this.now = env.now ?? Date.now;
     this.random = env.random ?? Math.random;
-    this.shown = new Shown<DeliveryStateName>(carried ? (carried.pause ? 'paused' : 'waiting') : 'pending', this.effects);
+    // an ordered delivery that starts behind others of its key starts queued (its search attribute says so too)
+    const queued = !carried && place !== undefined && place.position > 0;
+    this.shown = new Shown<DeliveryStateName>(
+      carried ? (carried.pause ? 'paused' : 'waiting') : queued ? 'queued' : 'pending',
+      this.effects,
+    );
     this.run = carried?.run ?? 1;
     this.attempts = carried?.attempts ?? 0;
     this.firstAttemptAt = carried?.firstAttemptAt ?? null;
@@ -98,10 +124,19 @@ export class DeliveryTracker {
     this.pausedMs = carried?.pausedMs ?? 0;
     this.pausedBy = carried?.pause ?? null;
     this.searchedClass = this.lastError?.class;
+    // a run continued as new had its turn
+    const key = delivery.orderingKey;
+    this.ordering = key === undefined ? null : { key, admitted: carried !== undefined, behind: place?.behind ?? null, blockedBy: null };
+    if (queued) this.shown.describe(this.queuedWords());
   }
 
   get paused(): boolean {
     return this.pausedBy !== null;
+  }
+
+  /** Its turn on its ordering key has come (always, for a delivery without one). */
+  get admitted(): boolean {
+    return this.ordering?.admitted ?? true;
   }
 
   /** An operator asked for the next attempt now (retryNow), and the loop has not acted on it yet. */
@@ -128,6 +163,7 @@ export class DeliveryTracker {
       attemptLog: [...this.attemptLog],
       summary: this.shown.summary,
       pause: pause && { reason: pause.reason, since: new Date(pause.since).toISOString() },
+      ...(this.ordering && { ordering: { ...this.ordering } }),
     };
   }
 
@@ -141,6 +177,11 @@ export class DeliveryTracker {
 
   checkRetryNow(): void {
     if (this.pausedBy) throw ApplicationFailure.create({ type: 'NotWaiting', message: 'the delivery is paused: resume it first' });
+    if (!this.admitted) {
+      const behind = this.ordering!.behind ?? 'earlier deliveries';
+      const message = `the delivery is queued behind ${behind} on its ordering key ${this.ordering!.key}: it goes when every earlier one has ended`;
+      throw ApplicationFailure.create({ type: 'NotWaiting', message });
+    }
     const state = this.shown.state;
     if (state !== 'waiting') {
       throw ApplicationFailure.create({ type: 'NotWaiting', message: `the delivery is not waiting (it is ${state})` });
@@ -157,7 +198,8 @@ export class DeliveryTracker {
 
   pause(reason: string): void {
     this.pausedBy = { reason: reason || 'paused by an operator', since: this.now() };
-    if (this.shown.state === 'waiting') this.setState('paused', `paused: ${this.pausedBy.reason}`);
+    const queued = this.shown.state === 'queued' ? ` (${this.queuedWords()})` : '';
+    if (this.shown.state === 'waiting' || queued) this.setState('paused', `paused: ${this.pausedBy.reason}${queued}`);
   }
 
   checkResume(): void {
@@ -168,7 +210,37 @@ export class DeliveryTracker {
   resume(): DeliveryStatus {
     if (this.pausedBy) this.pausedMs += this.now() - this.pausedBy.since;
     this.pausedBy = null;
+    // still queued on its key: shown so again (once admitted, the loop shows what comes next)
+    if (!this.admitted && this.shown.state === 'paused') this.setState('queued', this.queuedWords());
     return this.status();
+  }
+
+  // an ordered delivery's turn (workflows/ordering-turn.ts)
+
+  /** What its key's sequencer says: its turn has come, or what it is queued behind. */
+  noticed(notice: OrderingNotice): void {
+    const place = this.ordering;
+    if (!place || place.admitted) return;
+    if (notice.admit) {
+      Object.assign(place, { admitted: true, behind: null, blockedBy: null });
+      // the search attribute changes when it waits or ends, as a pending delivery's does: no event for the turn itself
+      if (!this.pausedBy)
+        this.shown.enter('pending', `its turn on the ordering key ${place.key} has come: attempt ${this.attempts + 1} next`);
+      return;
+    }
+    Object.assign(place, { behind: notice.behind, blockedBy: notice.blockedBy });
+    if (this.pausedBy) this.shown.describe(`paused: ${this.pausedBy.reason} (${this.queuedWords()})`);
+    else this.setState('queued', this.queuedWords());
+  }
+
+  /** "queued behind delivery/acme/valve-7/m-41 on the ordering key valve-7" */
+  private queuedWords(): string {
+    const { key, behind, blockedBy } = this.ordering!;
+    if (blockedBy) {
+      const dead = `${blockedBy.deliveryId} (${blockedBy.outcome})`;
+      return `queued: its ordering key ${key} is stopped by the dead letter ${dead}; it goes once that is redriven and delivered, or the key is released`;
+    }
+    return `queued behind ${behind ?? 'the earlier deliveries'} on the ordering key ${key}`;
   }
 
   // waiting for the next attempt
@@ -205,7 +277,9 @@ export class DeliveryTracker {
   expiredWhilePaused(): DeliveryResult | null {
     const { deadline } = this.delivery.policy;
     if (deadline === null || this.now() <= deadline) return null;
-    return this.finish('expired', `the deadline ${new Date(deadline).toISOString()} passed while paused`);
+    // an ordered delivery's turn may come after it: it was queued, unless it was paused too
+    const held = this.ordering && this.pausedMs === 0 ? 'queued on its ordering key' : 'paused';
+    return this.finish('expired', `the deadline ${new Date(deadline).toISOString()} passed while ${held}`);
   }
 
   // an attempt made by the workflow (the first one, and every one of the timer path)
@@ -216,6 +290,13 @@ export class DeliveryTracker {
     this.firstAttemptAt ??= startedAt;
     this.setState('attempting', `attempt ${this.attempts} in progress`);
     return { attempt: this.attempts, startedAt };
+  }
+
+  /** The first attempt found no room at its endpoint before the delivery expires (activities/limits.ts): it ends unsent. */
+  unsent(outcome: Outcome, reason: string): DeliveryResult {
+    this.attempts--;
+    if (this.attempts === 0) this.firstAttemptAt = null;
+    return this.finish(outcome, reason);
   }
 
   delivered(ok: AttemptSuccess, startedAt: number): DeliveryResult {

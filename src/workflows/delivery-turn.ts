@@ -1,5 +1,7 @@
-import { condition, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, isCancellation, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
 import type { Activities, AttemptFailureDetails } from '../activities';
+import type { UnsentDetails } from '../activities/limits';
+import { FAILURE_TYPES, UNSENT_TYPE } from '../classify/classify';
 import { attemptsInWords } from '../delivery/summary';
 import type { DeliveryResult } from '../delivery/types';
 import type { DeliveryTracker, DeliveryWorkflow } from './delivery-state';
@@ -26,27 +28,49 @@ export async function continueIfLong(d: DeliveryTracker, historyLimit: number): 
 
 /**
  * One attempt as an activity, once its turn has come: the first attempt of every run, and each retry of a
- * delivery recorded before server-side retries. Its outcome, or null when a retry is planned.
+ * delivery recorded before server-side retries. Its outcome, or null when a retry is planned. `limited`: the
+ * attempt may wait on the server for room at its endpoint (DeliveryWorkflowInput.limited).
  */
-export async function attemptInTurn(d: DeliveryTracker): Promise<DeliveryResult | null> {
+export async function attemptInTurn(d: DeliveryTracker, limited = false): Promise<DeliveryResult | null> {
   await waitForTurn(d);
   const expired = d.expiredWhilePaused();
   if (expired) return expired;
   const { attempt, startedAt } = d.startAttempt();
   const { sendAttempt } = proxyActivities<Activities>({
     startToCloseTimeout: d.delivery.target.timeout + ATTEMPT_MARGIN_MS,
-    // the workflow does the retrying: with jitter, hints, bounds and visibility
-    retry: { maximumAttempts: 1 },
+    // the workflow does the retrying: with jitter, hints, bounds and visibility; Temporal only the waits for room
+    retry: limited ? WAITS_FOR_ROOM : { maximumAttempts: 1 },
     summary: `attempt ${attempt}: ${attemptsInWords(d.delivery)}`,
   });
   let failure: AttemptFailureDetails;
   try {
-    return d.delivered(await sendAttempt(d.delivery, attempt), startedAt);
+    return d.delivered(await (limited ? sendAttempt(d.delivery, attempt, { limited }) : sendAttempt(d.delivery, attempt)), startedAt);
   } catch (err) {
     if (isCancellation(err)) throw err;
+    const unsent = unsentOf(err);
+    if (unsent) return d.unsent(unsent.outcome, unsent.reason);
     failure = failureOf(err, d.delivery.target.timeout);
   }
   return d.failed(failure, startedAt);
+}
+
+/**
+ * An attempt waits on the server for room at its endpoint (activities/limits.ts): Temporal retries the
+ * activity when it says so, and a worker lost mid-attempt a second later; an attempt's own failure, or a
+ * delivery ended unsent, goes to the workflow. Runs started before the limits try once.
+ */
+const WAITS_FOR_ROOM: RetryPolicy = {
+  initialInterval: '1s',
+  backoffCoefficient: 1,
+  maximumInterval: '1s',
+  nonRetryableErrorTypes: [...Object.values(FAILURE_TYPES), UNSENT_TYPE],
+};
+
+/** The outcome a first attempt ended its delivery with, unsent (UNSENT_TYPE); null for any other failure. */
+function unsentOf(err: unknown): UnsentDetails | null {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== UNSENT_TYPE) return null;
+  return (cause.details?.[0] as UnsentDetails | undefined) ?? null;
 }
 
 /** Waits on a durable timer until the planned attempt time, a retry-now, or the end of a pause. */

@@ -1,9 +1,10 @@
 import { CancellationScope, allHandlersFinished, condition, isCancellation, patched, setHandler } from '@temporalio/workflow';
 import type { DeliveryResult } from '../delivery/types';
-import { pauseUpdate, resumeUpdate, retryNowUpdate, statusQuery } from './definitions';
+import { orderingNoticeSignal, pauseUpdate, resumeUpdate, retryNowUpdate, statusQuery } from './definitions';
 import { DeliveryTracker, type DeliveryWorkflowInput } from './delivery-state';
 import { attemptInTurn } from './delivery-turn';
 import { DEFAULT_HISTORY_LIMIT } from './history';
+import { leaveKey, leftWith, waitForTurn } from './ordering-turn';
 import { RetryingActivity, retryOnServer } from './server-retries';
 import { retryOnTimers } from './timer-retries';
 import { temporalEffects } from './visibility';
@@ -23,7 +24,7 @@ export const HANDED_OVER_FIRST_ATTEMPT = 'handed-over-first-attempt';
  */
 export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<DeliveryResult> {
   const historyLimit = input.historyLimit ?? DEFAULT_HISTORY_LIMIT;
-  const d = new DeliveryTracker(input.delivery, input.carried, { effects: temporalEffects });
+  const d = new DeliveryTracker(input.delivery, input.carried, { effects: temporalEffects }, input.place);
   const retrying = new RetryingActivity();
   const status = () => d.status();
   setHandler(statusQuery, status);
@@ -38,18 +39,24 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
   setHandler(retryNowUpdate, retryNow, { validator: () => d.checkRetryNow() });
   setHandler(pauseUpdate, pause, { validator: (_reason: string) => d.checkPause() });
   setHandler(resumeUpdate, () => d.resume(), { validator: () => d.checkResume() });
+  // an ordered delivery (docs/ordering.md) goes in its turn: a field runs from before ordering never had
+  const ordered = input.delivery.orderingKey !== undefined;
+  if (ordered) setHandler(orderingNoticeSignal, (notice) => d.noticed(notice));
   try {
+    // a run continued as new had its turn already
+    if (ordered && !input.carried) await waitForTurn(d);
     // the first attempt; then, for a delivery recorded before server-side retries, timers until a failure finds the patch
     // a worker from before batches ignores firstAttempt and sends attempt 1 itself: the patch keeps that run replayable
     const handedOver = input.firstAttempt && patched(HANDED_OVER_FIRST_ATTEMPT);
-    const first = handedOver ? d.handedOver(input.firstAttempt!) : await attemptInTurn(d);
-    const result = first ?? (await retryOnTimers(d, historyLimit));
-    return result ?? (await retryOnServer(d, retrying, historyLimit));
+    const first = handedOver ? d.handedOver(input.firstAttempt!) : await attemptInTurn(d, input.limited === true);
+    const result = first ?? (await retryOnTimers(d, historyLimit)) ?? (await retryOnServer(d, retrying, historyLimit));
+    return ordered ? await leftWith(d, result) : result;
   } catch (err) {
     if (isCancellation(err)) {
       d.cancelled();
       // a pause or retry now that came with the cancellation is answered (with the true count) before the end
       if (retrying.counting) await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+      if (ordered) await leaveKey(d, 'cancelled');
     }
     throw err;
   }

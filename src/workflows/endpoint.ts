@@ -16,9 +16,18 @@ import {
   type EndpointHealthState,
   type HealthLedger,
 } from '../endpoints/health';
+import { exportRecording, openRecording, recordAttempts, recordReport, type EndpointRecording } from '../endpoints/recording';
 import { addToTimeline, type Timeline } from '../endpoints/timeline';
 import type { AttemptOutcome, EndpointStatus } from '../endpoints/types';
-import { EndpointHealth, endpointDowntimeQuery, endpointReportSignal, endpointStatusQuery, endpointTimelineQuery } from './definitions';
+import {
+  EndpointHealth,
+  endpointDowntimeQuery,
+  endpointRecordingQuery,
+  endpointReportSignal,
+  endpointStatusQuery,
+  endpointTimelineQuery,
+} from './definitions';
+import { EndpointControls, type ControlsCarried } from './endpoint-controls';
 import { continueAsNewWhenIdle, historyTooLong } from './history';
 
 /** Reports arrive about once a second from each worker: outcomes older than this are in order, and recorded. */
@@ -34,6 +43,10 @@ export interface EndpointCarried {
   ledger: EndpointLedger;
   health: HealthLedger;
   timeline: Timeline;
+  /** The operator's settings (workflows/endpoint-controls.ts); absent in runs from before them. */
+  controls?: ControlsCarried;
+  /** Absent in runs carried over from before recordings were kept. */
+  recording?: EndpointRecording;
   workers: Record<string, number>;
   pending: AttemptOutcome[];
   heldBack: { second: number; count: number }[];
@@ -51,7 +64,9 @@ export interface EndpointWorkflowInput {
 /**
  * One endpoint's health and downtime, from the attempts every worker reports (activities/endpoint-reporter.ts):
  * failing / recovering / healthy in the `EndpointHealth` search attribute, the downtime ledger of the guide,
- * the attempts per second for a plot, and the workers retrying to it (each takes 1/N of the retry budget).
+ * the attempts per second for a plot, the workers retrying to it (each takes 1/N of the retry budget), and a
+ * bounded recording of its attempts for replaying its outages (endpoints/recording.ts). The recording added
+ * state and a query, no command: running endpoint workflows need no patch (endpointWorkflow_reports.json replays).
  */
 export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<EndpointStatus> {
   const { endpoint } = input;
@@ -63,10 +78,13 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
     recordOutcomes(ledger ?? openEndpointLedger(input.downtime ?? {}, outcomes[0]?.at ?? Date.now()), outcomes);
   let health = carried?.health ?? openHealth();
   let timeline = carried?.timeline ?? [];
+  let recording = carried?.recording ?? openRecording();
   const workers: Record<string, number> = { ...carried?.workers };
   let pending: AttemptOutcome[] = [...(carried?.pending ?? [])];
   let heldBack = [...(carried?.heldBack ?? [])];
   let lastReportAt = carried?.lastReportAt ?? Date.now();
+  const controls = new EndpointControls(carried?.controls);
+  controls.register();
   let reported = false;
   let shownState: EndpointHealthState | null = carried ? healthAt(carried.health, Date.now()).state : null;
 
@@ -76,7 +94,12 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
   /** What is recorded, with the outcomes still settling counted in: what an operator should see now. */
   const current = () => {
     const settling = [...pending].sort((a, b) => a.at - b.at);
-    return { ledger: recorded(settling), health: recordHealth(health, settling), timeline: addToTimeline(timeline, settling) };
+    return {
+      ledger: recorded(settling),
+      health: recordHealth(health, settling),
+      timeline: addToTimeline(timeline, settling),
+      recording: recordAttempts(recording, settling),
+    };
   };
   // a query's Date.now() is the last workflow task's time, maybe days ago: the client passes its own
   const status = (asOf?: number): EndpointStatus => {
@@ -103,6 +126,7 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
 
   setHandler(endpointReportSignal, (report) => {
     pending.push(...report.outcomes);
+    recording = recordReport(recording, report);
     workers[report.worker] = Date.now();
     if (report.heldBack > 0) {
       const second = Math.floor(Date.now() / 1000);
@@ -116,6 +140,9 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
   setHandler(endpointStatusQuery, status);
   setHandler(endpointDowntimeQuery, (since?: number, asOf?: number) => endpointDowntimeReport(current().ledger, asOf ?? Date.now(), since));
   setHandler(endpointTimelineQuery, () => current().timeline);
+  setHandler(endpointRecordingQuery, (since?: number, asOf?: number) =>
+    exportRecording(current().recording, endpoint, asOf ?? Date.now(), since),
+  );
 
   for (;;) {
     const now = Date.now();
@@ -126,11 +153,13 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
       ledger = recorded(settled);
       health = recordHealth(health, settled);
       timeline = addToTimeline(timeline, settled);
+      recording = recordAttempts(recording, settled);
     }
     for (const [worker, t] of Object.entries(workers)) if (now - t >= WORKER_TTL_MS) delete workers[worker];
     heldBack = heldBack.filter((h) => h.second > Math.floor(now / 1000) - 60);
 
     const h = healthAt(health, now);
+    controls.observe(h, Object.keys(workers));
     if (h.state !== shownState) {
       upsertSearchAttributes([{ key: EndpointHealth, value: h.state }]);
       shownState = h.state;
@@ -143,9 +172,11 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
         historyLimit,
         carried: {
           run: (carried?.run ?? 1) + 1,
+          controls: controls.carried(),
           ledger: ledger ?? openEndpointLedger(input.downtime ?? {}, Date.now()),
           health,
           timeline,
+          recording,
           workers,
           pending,
           heldBack,
@@ -158,7 +189,10 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
     const idleEnds = lastReportAt + IDLE_CLOSE_MS;
     const woken = await condition(() => reported, Math.max(1, nextChange(now, pending.length > 0, health, h, idleEnds) - now));
     reported = false;
-    if (!woken && pending.length === 0 && Date.now() >= idleEnds) return status();
+    const idle = !woken && pending.length === 0 && Date.now() >= idleEnds;
+    // an endpoint with settings of its own stays, idle or not: a fresh workflow would not have them
+    if (idle && controls.keepsOpen) lastReportAt = Date.now();
+    else if (idle) return status();
   }
 }
 

@@ -4,7 +4,7 @@ import { deliveryDetails, deliverySummary, humanDuration } from '../delivery/sum
 import type { Delivery } from '../delivery/types';
 import { describePolicy } from '../policy/describe';
 import type { CommandSubscription } from '../subscription/types';
-import { Attempts, DeliveryKind, DeliveryState, Device, Endpoint, EndpointHealth, Tenant } from './definitions';
+import { Attempts, DeliveryKind, DeliveryState, Device, Endpoint, EndpointHealth, OrderingKey, Tenant } from './definitions';
 
 /*
  * How each workflow starts, whoever starts it: a delivery from Redeliver.submit and redrive (client.ts) or as
@@ -19,15 +19,20 @@ export function deliveryFacts(d: Delivery) {
   return { messageId: d.messageId, kind: d.kind, qos: d.qos, tenant: d.tenant, device: d.device, endpoint: d.endpoint };
 }
 
-/** What operators filter the list by, from the start; the workflow keeps DeliveryState, Attempts and LastErrorClass current. */
-export function deliverySearchAttributes(d: Delivery): SearchAttributePair[] {
+/**
+ * What operators filter the list by, from the start; the workflow keeps DeliveryState, Attempts and LastErrorClass
+ * current. `state`: `queued` for an ordered delivery that starts behind others of its key (docs/ordering.md).
+ */
+export function deliverySearchAttributes(d: Delivery, state: 'pending' | 'queued' = 'pending'): SearchAttributePair[] {
   return [
     { key: DeliveryKind, value: d.kind },
-    { key: DeliveryState, value: 'pending' },
+    { key: DeliveryState, value: state },
     { key: Endpoint, value: d.endpoint },
     { key: Tenant, value: d.tenant },
     { key: Device, value: d.device },
     { key: Attempts, value: 0 },
+    // an ordered delivery only: a namespace without the attribute still takes the others
+    ...(d.orderingKey === undefined ? [] : [{ key: OrderingKey, value: d.orderingKey }]),
   ];
 }
 
@@ -35,13 +40,13 @@ export function deliverySearchAttributes(d: Delivery): SearchAttributePair[] {
  * A delivery's id, reuse policy, title and details in the UI, and search attributes. `reuse`: REJECT_DUPLICATE
  * keeps a finished delivery's id (resubmitting returns it instead of sending again); `note` follows the title.
  */
-export function deliveryStartOptions(delivery: Delivery, reuse: Reuse, note?: string) {
+export function deliveryStartOptions(delivery: Delivery, reuse: Reuse, note?: string, state?: 'pending' | 'queued') {
   return {
     workflowId: delivery.deliveryId,
     workflowIdReusePolicy: reuse,
     staticSummary: deliverySummary(delivery) + (note ? ` (${note})` : ''),
     staticDetails: deliveryDetails(delivery),
-    typedSearchAttributes: deliverySearchAttributes(delivery),
+    typedSearchAttributes: deliverySearchAttributes(delivery, state),
   };
 }
 

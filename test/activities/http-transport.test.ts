@@ -140,11 +140,11 @@ describe('the attempt timeout bounds the whole attempt, whatever the endpoint do
     ['endless 100 Continue', () => `${server.interimUrl}/continue-forever`],
     ['no response headers', () => `${server.url}/hang`],
     ['a TLS handshake that never ends', () => server.interimUrl.replace('http:', 'https:')],
-  ])('%s → timeout at the attempt timeout, with garbage collected meanwhile', async (_, url) => {
+  ])('%s → timeout at the attempt timeout, with garbage collected meanwhile', async (what, url) => {
     const gc = collectGarbageEvery(50);
     try {
       const { outcome, durationMs } = await bounded(send(url(), TIMEOUT, agent, 'transport-gc', new AbortController().signal));
-      expect(outcome).toEqual({ kind: 'timeout', afterMs: TIMEOUT });
+      expect(outcome).toEqual(what.startsWith('a TLS handshake') ? NO_CONNECTION : { kind: 'timeout', afterMs: TIMEOUT });
       expect(durationMs).toBeGreaterThanOrEqual(TIMEOUT - 5);
       // a forced collection holds the timer back by its own length
       expect(durationMs).toBeLessThan(TIMEOUT + 1_500 + gc.pausedMs());
@@ -153,15 +153,31 @@ describe('the attempt timeout bounds the whole attempt, whatever the endpoint do
     }
   });
 
-  test('a DNS lookup that never answers → timeout at the attempt timeout (undici would wait for its 10 s connect timeout)', async () => {
+  // a connection not open when the deadline passes: nothing was sent, and the outcome says so (the receiver cannot have it)
+  const NO_CONNECTION = {
+    kind: 'network',
+    code: 'ETIMEDOUT',
+    message: `no connection to the endpoint within the attempt's ${TIMEOUT} ms; nothing was sent`,
+  };
+
+  test('a DNS lookup that never answers → no connection at the attempt timeout (undici would wait for its 10 s connect timeout)', async () => {
     const silentDns = createHttpAgent({ allow: ['loopback'], connect: { lookup: () => undefined } as Agent.Options['connect'] });
     try {
       const { outcome, durationMs } = await bounded(send('http://sensor-gateway.example/telemetry', TIMEOUT, silentDns));
-      expect(outcome).toEqual({ kind: 'timeout', afterMs: TIMEOUT });
+      expect(outcome).toEqual(NO_CONNECTION);
       expect(durationMs).toBeLessThan(TIMEOUT + 1_500);
     } finally {
       await silentDns.destroy();
     }
+  });
+
+  test('more attempts at once than a pool would hold, answered after the timeout: every one was sent, none waited unsent', async () => {
+    // a pool of 64 connections held the rest back while their deadlines ran: 100 timeouts, 64 requests
+    const ids = Array.from({ length: 100 }, (_, i) => `transport-crowd-${i}`);
+    const results = await Promise.all(ids.map((id) => send(`${server.url}/hang`, TIMEOUT, agent, id)));
+    expect(results.map((r) => r.outcome)).toEqual(ids.map(() => ({ kind: 'timeout', afterMs: TIMEOUT })));
+    const arrived = new Set(server.received.map((r) => r.messageId));
+    expect(ids.filter((id) => !arrived.has(id))).toEqual([]);
   });
 
   test('a cancellation (the worker handing the attempt back) ends it at once, even while connecting', async () => {

@@ -107,3 +107,14 @@ describe('submit --file: batch flags refused before connecting, naming the flag'
     expect(run.stderr).toContain('[1].messageId: m-1 is used earlier');
   });
 });
+
+test.each([
+  [['--max-in-flight', 'many'], '--max-in-flight: must be a whole number from 1 to 100000'],
+  [['--rate', '5/day'], '--rate: must be attempts per second above 0'],
+  [['--auto-disable-after', '10s'], '--auto-disable-after: must be a duration from 1m to 90d'],
+  [[], '--max-in-flight: or --rate, --breaker, --probe-every, --auto-disable-after: give at least one'],
+])('endpoint set %j: exit 2 naming the flag, before connecting', async (flags, message) => {
+  const run = await runCli(['endpoint', 'set', 'ingest.example.com', ...flags, ...NOWHERE]);
+  expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 2, stdout: '' });
+  expect(run.stderr).toContain(message);
+});

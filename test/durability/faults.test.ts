@@ -59,11 +59,12 @@ const executions = async (client: Harness['client'], workflowId: string) => {
 
 /**
  * The worker is killed with SIGKILL while the receiver holds attempt `killed` (accepting it after the worker
- * is dead: its answer is lost). Attempt 1 is the workflow's own activity; later ones are the retrying
- * activity's, which heartbeats each attempt before sending it, so the lost one is counted.
+ * is dead: its answer is lost). Attempt 1 is the workflow's own activity, later ones the retrying activity's;
+ * both heartbeat an attempt as sent before sending it, so Temporal's retry of the lost one knows it may have
+ * arrived: counted, as `worker-lost` (attempt 1 was a `timeout` before it heartbeat, which said less).
  */
 test.each([
-  { killed: 1, lostAs: { class: 'connection', code: 'timeout', attempt: 1 } },
+  { killed: 1, lostAs: { class: 'connection', code: 'worker-lost', attempt: 1 } },
   { killed: 2, lostAs: { class: 'connection', code: 'worker-lost', attempt: 2 } },
 ])(
   'a worker killed with SIGKILL during attempt $killed: the delivery still completes, the receiver sees one message id, one delivery',

@@ -287,6 +287,44 @@ describe('MQTT credentials: every one configured is checked at start, and each m
   });
 });
 
+describe('signing secrets: checked at start as MQTT credentials are, each bound to its endpoints', () => {
+  test('a secret without endpoints, or too short to sign with, is named; the secret is not quoted', () => {
+    const key = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    const problems = problemsOf(() =>
+      workerSettingsFromEnv(
+        env({
+          REDELIVER_SIGNING_SECRETS_OK: JSON.stringify({ secrets: [key], endpoints: ['https://ingest.example.com'] }),
+          REDELIVER_SIGNING_SECRETS_UNBOUND: JSON.stringify({ secrets: [key] }),
+          REDELIVER_SIGNING_SECRETS_SHORT: JSON.stringify({ secrets: ['whsec_c2hvcnQ='], endpoints: ['https://ingest.example.com'] }),
+        }),
+      ),
+    );
+    expect(problems).toEqual([
+      'REDELIVER_SIGNING_SECRETS_UNBOUND: "endpoints" is required: the endpoints this signing secret may be sent to, e.g. "endpoints": ["https://ingest.example.com"]',
+      'REDELIVER_SIGNING_SECRETS_SHORT: "secrets" entry 1 must be whsec_ and the base64 of 24 to 64 random bytes (openssl rand -base64 32)',
+    ]);
+    expect(problems.join('\n')).not.toContain(key);
+  });
+});
+
+describe('endpoint limits: a default for every endpoint without its own', () => {
+  test('read as numbers, rates in any unit, or off; a bad one is named', () => {
+    expect(
+      workerSettingsFromEnv(env({ REDELIVER_ENDPOINT_MAX_IN_FLIGHT: '50', REDELIVER_ENDPOINT_RATE: '12000/min' })).endpointLimits,
+    ).toEqual({
+      maxInFlight: 50,
+      rate: 200,
+    });
+    expect(workerSettingsFromEnv(env({})).endpointLimits).toEqual({ maxInFlight: null, rate: null });
+    expect(
+      problemsOf(() => workerSettingsFromEnv(env({ REDELIVER_ENDPOINT_MAX_IN_FLIGHT: 'many', REDELIVER_ENDPOINT_RATE: '5/day' }))),
+    ).toEqual([
+      'REDELIVER_ENDPOINT_MAX_IN_FLIGHT: must be a whole number from 1 to 100000 or "off"; got "many"',
+      'REDELIVER_ENDPOINT_RATE: must be attempts per second above 0 (200, "200/s", "12000/min") up to 1000000 or "off"; got "5/day"',
+    ]);
+  });
+});
+
 describe('validated at start', () => {
   test('createWorker refuses a bad environment before it connects anywhere', async () => {
     await expect(createWorker({ env: env({ TEMPORAL_ADDRESS: 'nowhere', REDELIVER_ALLOW_ADDRESSES: 'lan' }) })).rejects.toThrow(

@@ -4,6 +4,8 @@ import Ajv from 'ajv';
 import draft7 from 'ajv/dist/refs/json-schema-draft-07.json';
 import { parse } from 'yaml';
 import { buildProgram } from '../../src/cli/main';
+import { DEPLOY_DIR, HISTORY_SHARDS } from '../../src/cluster/cluster';
+import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../../src/cluster/go-build';
 import { ENVIRONMENT, isKnownVariable, workerSettingsFromEnv } from '../../src/config';
 import { TEMPORAL_CLI_VERSION } from '../../src/dev/temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../../src/workflows/definitions';
@@ -115,6 +117,29 @@ describe('docker-compose.yml', () => {
       const script = service.entrypoint?.[1]?.replace('/deploy/', 'deploy/temporal/');
       if (script) expect(existsSync(path.join(ROOT, script))).toBe(true);
     }
+  });
+
+  test('runs Temporal from the files `redeliver cluster up` runs, at the versions it builds', () => {
+    expect(DEPLOY_DIR).toBe(path.join(ROOT, 'deploy', 'temporal'));
+    const temporal = compose.services.temporal!;
+    const mount = (service: Service) => {
+      const volume = (service.volumes ?? []).find((v) => v.startsWith('./deploy/temporal:'));
+      expect(volume).toBeDefined();
+      return volume!.split(':')[1]!;
+    };
+    expect(temporal.environment).toMatchObject({
+      TEMPORAL_SERVER_CONFIG_FILE_PATH: `${mount(temporal)}/config.yaml`,
+      DYNAMIC_CONFIG_FILE_PATH: `${mount(temporal)}/dynamicconfig.yaml`,
+    });
+    for (const [name, script] of [
+      ['temporal-schema', 'setup-postgres.sh'],
+      ['temporal-setup', 'setup-namespace.sh'],
+    ] as const)
+      expect(compose.services[name]!.entrypoint).toEqual(['/bin/sh', `${mount(compose.services[name]!)}/${script}`]);
+    expect(temporal.image).toBe(`temporalio/server:${TEMPORAL_SERVER_VERSION}`);
+    expect(compose.services['temporal-schema']!.image).toBe(`temporalio/admin-tools:${TEMPORAL_SERVER_VERSION}`);
+    expect(compose.services['temporal-ui']!.image).toBe(`temporalio/ui:${TEMPORAL_UI_VERSION}`);
+    expect(Number(temporal.environment!.NUM_HISTORY_SHARDS)).toBe(HISTORY_SHARDS);
   });
 
   test("creates exactly the project's search attributes, with their types", () => {

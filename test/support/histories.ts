@@ -1,7 +1,10 @@
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { tsToMs } from '@temporalio/common/lib/time';
 import type { temporal } from '@temporalio/proto';
+import type { RetryEnd, RetryInput, RetryProgress } from '../../src/activities/retry';
+import type { DeliveryHandle } from '../../src/client';
 import type { CarriedState, DeliveryWorkflowInput } from '../../src/workflows/delivery';
 
 type History = temporal.api.history.v1.IHistory;
@@ -46,6 +49,43 @@ export function closedAt(runs: Run[]): number {
 export function eventType(e: HistoryEvent): string {
   const key = Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k] != null);
   return key ? key.replace(/EventAttributes$/, '') : 'unknown';
+}
+
+/**
+ * From a delivery's history, its `retryDelivery` activity (the first one it scheduled): the planned time of an
+ * attempt and when the server started the execution that sent it (the final ActivityTaskStarted: Temporal
+ * writes one for all of an activity's executions, with the last one's start time and attempt number). `first`:
+ * attempt 2's plan, from the activity's input; `last`: the plan of the attempt it ended with, from its result.
+ */
+export async function retryTiming(
+  client: Client,
+  h: DeliveryHandle,
+  plan: 'first' | 'last' = 'first',
+): Promise<{ planned: number; started: number; runs: number }> {
+  const events = (await h.workflow.fetchHistory()).events ?? [];
+  const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'retryDelivery');
+  if (!scheduled) throw new Error(`${h.deliveryId}: no retryDelivery activity`);
+  const of = (attributes: { scheduledEventId?: unknown } | null | undefined) =>
+    !!attributes && Number(attributes.scheduledEventId) === Number(scheduled.eventId);
+  const startedEvent = [...events].reverse().find((e) => of(e.activityTaskStartedEventAttributes));
+  if (!startedEvent) throw new Error(`${h.deliveryId}: retryDelivery never started`);
+  const converter = client.options.loadedDataConverter;
+  let progress: RetryProgress;
+  if (plan === 'first') {
+    const payloads = scheduled.activityTaskScheduledEventAttributes!.input?.payloads ?? [];
+    progress = (await decodeFromPayloadsAtIndex<RetryInput>(converter, 0, payloads)).progress;
+  } else {
+    const completed = events.find((e) => of(e.activityTaskCompletedEventAttributes));
+    if (!completed) throw new Error(`${h.deliveryId}: retryDelivery did not complete`);
+    progress = (
+      await decodeFromPayloadsAtIndex<RetryEnd>(converter, 0, completed.activityTaskCompletedEventAttributes!.result?.payloads ?? [])
+    ).progress;
+  }
+  return {
+    planned: progress.nextAttemptAt,
+    started: eventTime(startedEvent),
+    runs: startedEvent.activityTaskStartedEventAttributes!.attempt ?? 0,
+  };
 }
 
 export type { CarriedState };

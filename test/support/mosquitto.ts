@@ -21,6 +21,8 @@ export interface MosquittoOptions {
   users: BrokerUser[];
   /** Also listen with TLS (the self-signed certificate of test/fixtures/tls) on a second port. */
   tls?: boolean;
+  /** More lines of mosquitto.conf, e.g. `max_queued_messages 0` (Mosquitto drops a session's messages past 1,000 queued). */
+  settings?: string[];
 }
 
 /**
@@ -81,6 +83,7 @@ export async function startMosquitto(options: MosquittoOptions): Promise<Mosquit
       'log_dest stderr',
       ...['error', 'warning', 'notice', 'information'].map((t) => `log_type ${t}`),
       'log_timestamp_format %H:%M:%S',
+      ...(options.settings ?? []),
       `listener ${port} 127.0.0.1`,
       ...(tlsPort
         ? [

@@ -18,6 +18,9 @@ export interface ReceivedRequest {
   headers: IncomingHttpHeaders;
   /** Epoch ms when the request's body had arrived. */
   at: number;
+  /** Epoch ms when its headers arrived, and when its answer was written (or it was reset or lost): the request was in flight between. */
+  startedAt: number;
+  endedAt?: number;
   reply: Reply;
   /**
    * What the client was sent: the status once the answer was written in full to an open socket;
@@ -50,6 +53,8 @@ export interface Receiver {
   of(messageId: string): ReceivedRequest[];
   /** Message ids that were answered 2xx in full: what the receiver holds as delivered. */
   accepted(): Set<string>;
+  /** The same, in the order of each one's first such answer (its first successful arrival). */
+  firstAccepted(): string[];
   close(): Promise<void>;
 }
 
@@ -61,6 +66,7 @@ export async function startReceiver(): Promise<Receiver> {
   const timers = new Set<NodeJS.Timeout>();
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
+    const startedAt = Date.now();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -85,12 +91,14 @@ export async function startReceiver(): Promise<Receiver> {
         body: Buffer.concat(chunks).toString('utf8'),
         headers: req.headers,
         at: Date.now(),
+        startedAt,
         reply,
         outcome: 'pending',
       };
       requests.push(entry);
       const answer = () => {
         timers.delete(timer);
+        entry.endedAt = Date.now();
         if (req.socket.destroyed) return void (entry.outcome = 'lost');
         if ('reset' in reply) {
           entry.outcome = 'reset';
@@ -118,12 +126,16 @@ export async function startReceiver(): Promise<Receiver> {
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  const firstAccepted = () => [
+    ...new Set(requests.filter((r) => typeof r.outcome === 'number' && r.outcome < 300).map((r) => r.messageId!)),
+  ];
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
     route: (path, route) => void routes.set(path, route),
     of: (messageId) => requests.filter((r) => r.messageId === messageId),
-    accepted: () => new Set(requests.filter((r) => typeof r.outcome === 'number' && r.outcome < 300).map((r) => r.messageId!)),
+    accepted: () => new Set(firstAccepted()),
+    firstAccepted,
     async close() {
       for (const timer of timers) clearTimeout(timer);
       for (const socket of sockets) socket.destroy();
@@ -133,6 +145,32 @@ export async function startReceiver(): Promise<Receiver> {
 }
 
 const accept: Route = () => ({ status: 202 });
+
+/** The most requests the receiver had in flight at once (from headers in to answer out). */
+export function mostInFlight(requests: readonly Pick<ReceivedRequest, 'startedAt' | 'endedAt'>[]): number {
+  const events = requests.flatMap((r) => [
+    { at: r.startedAt, step: 1 },
+    { at: r.endedAt ?? Infinity, step: -1 },
+  ]);
+  // an answer and a request at the same millisecond: the answer first (the place was free again)
+  events.sort((a, b) => a.at - b.at || a.step - b.step);
+  let now = 0;
+  let most = 0;
+  for (const e of events) most = Math.max(most, (now += e.step));
+  return most;
+}
+
+/** The most requests that arrived within any `windowMs` (a window starting at each arrival). */
+export function mostInWindow(requests: readonly Pick<ReceivedRequest, 'startedAt'>[], windowMs = 1_000): number {
+  const times = requests.map((r) => r.startedAt).sort((a, b) => a - b);
+  let most = 0;
+  let first = 0;
+  for (let last = 0; last < times.length; last++) {
+    while (times[last]! - times[first]! >= windowMs) first++;
+    most = Math.max(most, last - first + 1);
+  }
+  return most;
+}
 
 function header(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];

@@ -8,6 +8,8 @@ import { DEFAULT_RETRY_BUDGET, type RetryBudgetOptions } from '../../src/endpoin
 import type { EndpointReporter } from '../../src/activities/endpoint-reporter';
 import type { AddressGuard } from '../../src/transports/address-guard';
 import type { MqttPool } from '../../src/transports/mqtt';
+import type { SigningSecretResolver } from '../../src/transports/signing';
+import { NO_LIMITS, type EndpointLimits } from '../../src/endpoints/controls';
 import { createWorker, runWorker } from '../../src/worker';
 import { partsOf } from '../../src/worker-parts';
 
@@ -49,6 +51,10 @@ export interface HarnessOptions {
   retryBudget?: RetryBudgetOptions | null;
   /** Report attempts to the endpoints' workflows, as in production. Default true. */
   endpointHealth?: boolean;
+  /** Signing secrets by name. Default: none (a test must not take them from the developer's environment). */
+  signingSecrets?: SigningSecretResolver;
+  /** Every endpoint's default limits; null: none, not even an endpoint's own. Default: none but each endpoint's own, as in production. */
+  endpointLimits?: EndpointLimits | null;
 }
 
 /**
@@ -91,6 +97,8 @@ export function createTestWorker(address: string, taskQueue: string, options: Ha
     encryptionKeys: options.encryptionKeys ?? null,
     retryBudget: options.retryBudget === undefined ? DEFAULT_RETRY_BUDGET : options.retryBudget,
     endpointHealth: options.endpointHealth ?? true,
+    signingSecrets: options.signingSecrets ?? (() => undefined),
+    endpointLimits: options.endpointLimits === undefined ? NO_LIMITS : options.endpointLimits,
     tracing: null,
     // the SDK's defaults, which the tests' bounds were measured with on a loaded 2-core machine: 100 attempts
     // in flight (production's 200 made the soak a third slower there in one comparison), a worker that stops at once

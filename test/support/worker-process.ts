@@ -16,13 +16,14 @@ export interface WorkerProcess {
  * A real `redeliver worker` process (the built CLI, as production runs it), on the tests' workflow bundle,
  * allowed to reach loopback endpoints. A separate process, so that a test can kill it outright.
  */
-export function spawnWorker(options: { address: string; taskQueue: string }): WorkerProcess {
+export function spawnWorker(options: { address: string; taskQueue: string; env?: Record<string, string> }): WorkerProcess {
   const child = spawn(process.execPath, [CLI, 'worker', '--address', options.address, '--task-queue', options.taskQueue], {
     env: {
       ...process.env,
       REDELIVER_ALLOW_ADDRESSES: 'loopback',
       REDELIVER_WORKFLOW_BUNDLE: process.env.REDELIVER_TEST_BUNDLE,
       REDELIVER_LOG_LEVEL: 'ERROR',
+      ...options.env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -45,7 +45,27 @@ test('every recorded history replays on the current workflow code', async () => 
   // a cancel during an attempt that then delivered: the outcome stands (outcome-before-cancel)
   expect(histories.map((h) => h.workflowId)).toContain('deliveryWorkflow_cancel-during-delivered-attempt.json');
   expect(histories.map((h) => h.workflowId)).toContain('deliveryWorkflow_class-changed.json');
+  // a first attempt the endpoint's limits held on the server, and one they ended unsent (endpoint-limits)
+  expect(histories.map((h) => h.workflowId)).toContain('deliveryWorkflow_limits-held.json');
+  expect(histories.map((h) => h.workflowId)).toContain('deliveryWorkflow_limits-unsent.json');
+  expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_settings.json');
+  // the endpoint's breaker opening and closing, published in its memo (endpoint-breaker)
+  expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_breaker.json');
   expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_reports.json');
+  // ordering keys (docs/ordering.md): deliveries queued behind one another, and their keys' sequencers
+  for (const file of [
+    'deliveryWorkflow_ordered-head',
+    'deliveryWorkflow_ordered-queued',
+    'deliveryWorkflow_ordered-behind-dead-letter',
+    'orderingWorkflow_ordered',
+    'orderingWorkflow_stopped-released',
+    'orderingWorkflow_continued-first-run',
+    'orderingWorkflow_continued-last-run',
+  ]) {
+    expect(histories.map((h) => h.workflowId)).toContain(`${file}.json`);
+  }
+  // reports with what the endpoint's recording keeps (issue 21): arrivals, retries, ends, the budget
+  expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_recording.json');
   // MQTT: a delivery over MQTT (a command's response), refused and unknown-credential attempts, command subscriptions
   for (const file of [
     'deliveryWorkflow_mqtt-delivered',

@@ -1,0 +1,102 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { UNSENT_TYPE } from '../classify/classify';
+import type { Delivery, Outcome } from '../delivery/types';
+import { nextDelay } from '../policy/backoff';
+import { RATE, type EndpointAdmission } from './admission';
+
+/** Failure type of an attempt of an activity that only waits: for its planned time, or for room at the endpoint. */
+export const WAITING_TYPE = 'DeliveryWaiting';
+
+/** A first attempt that ended the delivery unsent: the outcome and why. */
+export interface UnsentDetails {
+  outcome: Extract<Outcome, 'expired' | 'rejected' | 'dropped'>;
+  reason: string;
+}
+
+/** What the endpoint's limits say of an attempt about to go out (activities/admission.ts). */
+export type LimitsPassed =
+  | { go: true; release: (durationMs: number) => void }
+  /**
+   * `reservedAt`: the rate's slot reserved for it (come back with it); `held`: the breaker or a pause holds it,
+   * and `at` is the caller's own backoff; `expired`: no room before the delivery's expiry; `disabled`: the
+   * endpoint is, and the delivery ends (rejected, `words` saying why).
+   */
+  | { go: false; at: number; reservedAt: number | null; held: boolean; expired: boolean; disabled: boolean; words: string };
+
+/** An attempt that comes back this close to its reserved slot takes it. */
+const ON_TIME_MS = 50;
+
+/**
+ * Asks the endpoint's limits whether the attempt may go now (a short wait is taken in the activity). When
+ * it may not, the activity waits on the server (WAITING_TYPE with `nextRetryDelay`: no history event) and
+ * comes back at `at`, holding its reserved slot; with no room before the delivery expires, it ends now.
+ */
+export async function passLimits(
+  admission: EndpointAdmission | null | undefined,
+  delivery: Delivery,
+  context: {
+    reservedAt: number | null;
+    expiry: number | null;
+    now: number;
+    /** When a held attempt comes back: the delivery's own backoff (heldUntil); null when not before it expires. */
+    holdUntil: () => number | null;
+    signal?: AbortSignal;
+  },
+): Promise<LimitsPassed> {
+  if (!admission) return { go: true, release: () => undefined };
+  const reserved = context.reservedAt !== null && context.reservedAt - context.now <= ON_TIME_MS;
+  const admitted = await admission.ask(delivery.endpoint, {
+    reserved,
+    ...(context.expiry !== null && { notAfter: context.expiry }),
+    ...(context.signal && { signal: context.signal }),
+  });
+  if (admitted.go) return admitted;
+  if ('refused' in admitted)
+    return { go: false, at: Infinity, reservedAt: null, held: false, expired: false, disabled: true, words: admitted.why };
+  if ('held' in admitted) {
+    const at = context.holdUntil();
+    return { go: false, at: at ?? Infinity, reservedAt: null, held: true, expired: at === null, disabled: false, words: admitted.why };
+  }
+  const limits = await admission.limits(delivery.endpoint);
+  const bound = admitted.reason === RATE ? `${limits.rate}/s` : `${limits.maxInFlight} in flight`;
+  return {
+    go: false,
+    at: admitted.at,
+    reservedAt: admitted.reason === RATE ? admitted.at : null,
+    held: false,
+    disabled: false,
+    expired: context.expiry !== null && admitted.at >= context.expiry,
+    words: `${delivery.endpoint}'s limit of ${bound} holds the attempt back`,
+  };
+}
+
+/** A held attempt looks again at least this often: once the breaker closes, the deliveries it held drain within this (at the limits' pace). */
+export const HELD_MAX_MS = 30_000;
+
+/**
+ * When an attempt held by the breaker comes back: the delivery's own backoff, grown by each hold as if each
+ * had been a failed attempt (so a crowd parked on a failing endpoint asks less and less often, as it would
+ * retry) up to HELD_MAX_MS, never past its max age or deadline; null when that comes first. Holds are not
+ * attempts: `maxAttempts` does not count them.
+ */
+export function heldUntil(
+  delivery: Delivery,
+  state: { attempts: number; previousDelay: number | null; agedFrom: number; now: number },
+  random: () => number = Math.random,
+): number | null {
+  const policy = { ...delivery.policy, maxAttempts: 0, max: Math.min(delivery.policy.max, HELD_MAX_MS) };
+  policy.min = Math.min(policy.min, policy.max);
+  policy.initial = Math.min(policy.initial, policy.max);
+  const decision = nextDelay(policy, { ...state, firstAttemptAt: state.agedFrom }, random);
+  return decision.retry ? state.now + decision.delay : null;
+}
+
+/** The activity's failure that makes it wait on the server until `delayMs` have passed. */
+export function waitingFailure(delayMs: number, message: string, details: unknown[]): ApplicationFailure {
+  return ApplicationFailure.create({ type: WAITING_TYPE, message, nextRetryDelay: Math.max(1, Math.round(delayMs)), details });
+}
+
+/** The first attempt's failure that ends the delivery without sending it (workflows/delivery-turn.ts). */
+export function unsentFailure(details: UnsentDetails): ApplicationFailure {
+  return ApplicationFailure.create({ type: UNSENT_TYPE, message: details.reason, nonRetryable: true, details: [details] });
+}

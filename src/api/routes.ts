@@ -1,0 +1,371 @@
+import type { z } from 'zod';
+import { randomUUID } from 'node:crypto';
+import { planSubmission } from '../batches';
+import type { EndpointView, Redeliver } from '../client';
+import { DEAD_LETTER_STATES, OPEN_STATES, type DeadLetterState, type DeliveryFilter } from '../delivery/filter';
+import { deliveryIdOf } from '../delivery/ids';
+import type { DeliveryInput } from '../delivery/types';
+import type { SubscriptionInput } from '../subscription/types';
+import type { Subscriptions } from '../subscriptions';
+import { subscriptionIdFrom } from '../subscriptions';
+import { filterFrom, timeFrom, type FilterInput } from '../validation/filter';
+import { InvalidInputError, type Problem } from '../errors';
+import { DeliveryState } from '../workflows/definitions';
+import type { RedriveJobs } from './jobs';
+import { ALL_TENANTS, holdsTenant, type ApiKey, type Role } from './keys';
+import { HttpProblem, notFound } from './problems';
+import * as s from './schemas';
+
+/** What a route's handler works with. */
+export interface ApiContext {
+  redeliver: Redeliver;
+  subscriptions: Subscriptions;
+  jobs: RedriveJobs;
+}
+
+export interface Call<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  key: ApiKey;
+  api: ApiContext;
+}
+
+/**
+ * One route: what the server serves and what the OpenAPI document says of it, from the same schemas. The
+ * handler's result must fit the success schema (the types check it).
+ */
+export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
+  method: 'GET' | 'POST';
+  /** OpenAPI's form: `/v1/deliveries/{deliveryId}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  /** The role a key needs. */
+  role: Role;
+  params?: z.ZodType<P>;
+  query?: z.ZodType<Q>;
+  body?: z.ZodType<B>;
+  /** The body is checked by the handler, with the client API's whole validation (every problem, not only the shape). */
+  bodyCheckedByHandler?: true;
+  success: { status: 200 | 202; description: string; schema: z.ZodType<R> };
+  /** Error statuses this route answers besides those every route may (401, 403, 429, 503). */
+  errors: readonly number[];
+  /** A curl command for the README. */
+  example: string;
+  handle(call: Call<P, Q, B>): Promise<NoInfer<R>>;
+}
+
+// checks the handler against the schemas, then forgets the types: the server and the document take any route
+const route = <P, Q, B, R>(r: Route<P, Q, B, R>): Route => r as unknown as Route;
+
+const CURL = 'curl -s -H "Authorization: Bearer $KEY"';
+const ID = 'delivery%2Facme%2Fsensor-1%2Fmsg-42';
+
+/** A delivery of one of the key's tenants, by id; 404 for any other (another tenant's is not told apart from none). */
+function ownDelivery(key: ApiKey, api: ApiContext, deliveryId: string) {
+  const [prefix, tenant, device, messageId, ...rest] = deliveryId.split('/');
+  if (prefix !== 'delivery' || !tenant || !device || !messageId || rest.length || !holdsTenant(key, tenant)) throw notFound('delivery');
+  return api.redeliver.getHandle(deliveryId);
+}
+
+function ownSubscription(key: ApiKey, api: ApiContext, id: string) {
+  const [, tenant, device, ...rest] = subscriptionIdFrom(id).split('/');
+  if (!tenant || !device || rest.length || !holdsTenant(key, tenant)) throw notFound('subscription');
+  return api.subscriptions.getHandle(id);
+}
+
+/** 403 naming each input whose tenant the key does not hold (a tenant that is no string is left to validation). */
+function requireTenants(key: ApiKey, inputs: readonly unknown[], field: (i: number) => string): void {
+  const problems: Problem[] = [];
+  inputs.forEach((input, i) => {
+    const tenant = (input as { tenant?: unknown } | null)?.tenant;
+    if (typeof tenant === 'string' && !holdsTenant(key, tenant))
+      problems.push({ field: field(i), message: `this key does not hold tenant ${tenant}` });
+  });
+  if (problems.length) throw new HttpProblem(403, problems.map((p) => `${p.field}: ${p.message}`).join('; '), { problems });
+}
+
+/** The filter narrowed to the key's tenants, in the visibility query itself: a page never holds another tenant's delivery. */
+function scoped(key: ApiKey, input: FilterInput, states?: readonly string[]): DeliveryFilter {
+  const filter = filterFrom(input, { ...(states && { states }) });
+  if (key.tenants === ALL_TENANTS) return filter;
+  if (typeof filter.tenant === 'string') {
+    requireTenants(key, [filter], () => 'tenant');
+    return filter;
+  }
+  return { ...filter, tenant: [...key.tenants] };
+}
+
+/** The endpoints a key's tenants send to, with their deliveries waiting on each (a `*` key: every endpoint, every delivery). */
+async function visibleEndpoints(key: ApiKey, api: ApiContext, endpoint?: string): Promise<EndpointView[]> {
+  const views = await api.redeliver.endpoints(endpoint);
+  if (key.tenants === ALL_TENANTS) return views;
+  const tenant = [...key.tenants];
+  const mine = await Promise.all(
+    views.map(async (view) => {
+      const used = await api.redeliver.count({ endpoint: view.endpoint, tenant });
+      return used ? { ...view, waiting: await api.redeliver.count({ endpoint: view.endpoint, tenant, state: [...OPEN_STATES] }) } : null;
+    }),
+  );
+  return mine.filter((v): v is EndpointView => v !== null);
+}
+
+async function submit({ body, key, api }: Call<unknown, unknown, unknown>) {
+  if (!Array.isArray(body)) {
+    requireTenants(key, [body], () => 'tenant');
+    const handle = await api.redeliver.submit(body as DeliveryInput);
+    return { deliveryId: handle.deliveryId, created: handle.created };
+  }
+  requireTenants(key, body, (i) => `[${i}].tenant`);
+  // each message's id given here, so that the answer can name each input's delivery, in order
+  const inputs = body.map((input: unknown) =>
+    isObject(input) && input.messageId === undefined ? { ...input, messageId: randomUUID() } : input,
+  ) as DeliveryInput[];
+  const planned = planSubmission(inputs);
+  await api.redeliver.startBatches(planned);
+  const batchOf = new Map(planned.flatMap((b) => b.deliveries.map((d) => [d.deliveryId, b.batchId] as const)));
+  return inputs.map((input) => {
+    const deliveryId = deliveryIdOf(input.tenant, input.device, input.messageId!);
+    return { deliveryId, batchId: batchOf.get(deliveryId)! };
+  });
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+async function deadLetter({ params, key, api }: Call<{ deliveryId: string }, unknown, unknown>) {
+  const handle = ownDelivery(key, api, params.deliveryId);
+  const description = await handle.workflow.describe();
+  const state = description.typedSearchAttributes.get(DeliveryState) ?? description.status.name.toLowerCase();
+  if (description.status.name === 'RUNNING' || !DEAD_LETTER_STATES.includes(state as DeadLetterState))
+    throw new HttpProblem(404, `${params.deliveryId} is not a dead letter: it is ${state}`);
+  return handle.result();
+}
+
+const control = (name: 'retry-now' | 'pause' | 'resume' | 'cancel', summary: string) =>
+  route({
+    method: 'POST',
+    path: `/v1/deliveries/{deliveryId}/${name}`,
+    operationId: `${name.replace('-n', 'N')}Delivery`,
+    summary,
+    role: 'operate',
+    params: s.deliveryIdParams,
+    ...(name === 'pause' && { body: s.reasonBody }),
+    success: { status: 200, description: 'the delivery, after the control', schema: s.statusSchema },
+    errors: [400, 404, 409],
+    example: `${CURL} -X POST ${name === 'pause' ? `-H 'Content-Type: application/json' -d '{"reason":"maintenance"}' ` : ''}$API/v1/deliveries/${ID}/${name}`,
+    handle: async ({ params, body, key, api }) => {
+      const handle = ownDelivery(key, api, params.deliveryId);
+      if (name === 'retry-now') return handle.retryNow();
+      if (name === 'pause') return handle.pause((body as { reason?: string } | undefined)?.reason ?? '');
+      if (name === 'resume') return handle.resume();
+      return handle.cancel();
+    },
+  });
+
+const page = async (key: ApiKey, api: ApiContext, query: FilterInput & { limit?: number; cursor?: string }, states?: readonly string[]) => {
+  const filter = scoped(key, query, states);
+  return api.redeliver.listPage(states ? { state: [...DEAD_LETTER_STATES], ...filter } : filter, {
+    pageSize: query.limit ?? 100,
+    ...(query.cursor && { cursor: query.cursor }),
+  });
+};
+
+export const ROUTES: readonly Route[] = [
+  route({
+    method: 'POST',
+    path: '/v1/deliveries',
+    operationId: 'submit',
+    summary: 'Submit a delivery, or an array of them (in batches)',
+    description:
+      'One delivery: started as its own workflow, idempotent by message id (the same message again answers the existing ' +
+      'delivery, `created: false`; another message under the same id is 409 naming `messageId`). An array takes the ' +
+      "batch path (docs/batches.md): each message's id, in order, and the batch that makes its first attempt. Every " +
+      'input is checked before anything starts: 400 lists every wrong field.',
+    role: 'produce',
+    body: s.submitBody,
+    bodyCheckedByHandler: true,
+    success: { status: 202, description: 'accepted: durably started', schema: s.submitResponse },
+    errors: [400, 409, 413, 415],
+    example: `${CURL} -H 'Content-Type: application/json' -d '{"kind":"event","tenant":"acme","device":"sensor-1","messageId":"msg-42","target":"https://ingest.example.com/events","payload":{"temperature":21.5}}' $API/v1/deliveries`,
+    handle: submit,
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/deliveries',
+    operationId: 'listDeliveries',
+    summary: "List deliveries by the CLI's filters, newest first, a page at a time",
+    role: 'read',
+    query: s.listQuery,
+    success: { status: 200, description: "a page of the key's deliveries", schema: s.pageSchema },
+    errors: [400],
+    example: `${CURL} "$API/v1/deliveries?state=waiting,paused&since=1h&limit=50"`,
+    handle: ({ query, key, api }) => page(key, api, query),
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/deliveries/{deliveryId}',
+    operationId: 'getDelivery',
+    summary: "A delivery's status: what `redeliver status --json` prints",
+    role: 'read',
+    params: s.deliveryIdParams,
+    success: { status: 200, description: 'its status', schema: s.statusSchema },
+    errors: [404],
+    example: `${CURL} $API/v1/deliveries/${ID}`,
+    handle: ({ params, key, api }) => ownDelivery(key, api, params.deliveryId).status(),
+  }),
+  control('retry-now', 'End the current wait: the next attempt starts now'),
+  control('pause', 'Pause: no further attempt until resumed'),
+  control('resume', 'Resume a paused delivery'),
+  control('cancel', 'Cancel: no further attempt; answers once it has ended (an attempt in flight finishes first)'),
+  route({
+    method: 'GET',
+    path: '/v1/dead-letters',
+    operationId: 'listDeadLetters',
+    summary: 'List dead letters (rejected, expired, exhausted, dropped), newest first',
+    role: 'read',
+    query: s.deadLetterQuery,
+    success: { status: 200, description: "a page of the key's dead letters", schema: s.pageSchema },
+    errors: [400],
+    example: `${CURL} "$API/v1/dead-letters?errorClass=client&since=24h"`,
+    handle: ({ query, key, api }) => page(key, api, query, DEAD_LETTER_STATES),
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/dead-letters/{deliveryId}',
+    operationId: 'getDeadLetter',
+    summary: 'One dead letter: its message, last error, attempts and times',
+    role: 'read',
+    params: s.deliveryIdParams,
+    success: { status: 200, description: 'the dead letter', schema: s.resultSchema },
+    errors: [404],
+    example: `${CURL} $API/v1/dead-letters/${ID}`,
+    handle: deadLetter,
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/dead-letters/{deliveryId}/redrive',
+    operationId: 'redrive',
+    summary: 'Redrive a dead letter: a new run of the same delivery id, with the same message',
+    role: 'operate',
+    params: s.deliveryIdParams,
+    success: { status: 202, description: 'started again (or already)', schema: s.redrivenSchema },
+    errors: [404, 409],
+    example: `${CURL} -X POST $API/v1/dead-letters/${ID}/redrive`,
+    handle: async ({ params, key, api }) => {
+      ownDelivery(key, api, params.deliveryId);
+      const handle = await api.redeliver.redrive(params.deliveryId);
+      return { deliveryId: params.deliveryId, redriven: handle.created };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/redrives',
+    operationId: 'redriveAll',
+    summary: 'Redrive every dead letter matching a filter, as a job to poll',
+    description:
+      'Answers at once with the job; `GET /v1/redrives/{jobId}` follows it. Jobs live in the memory of the server ' +
+      'that runs them: a restart forgets them (404) and stops those running; starting the same redrive again is safe.',
+    role: 'operate',
+    body: s.redriveAllBody,
+    success: { status: 202, description: 'the job, just started', schema: s.jobSchema },
+    errors: [400, 413, 415],
+    example: `${CURL} -H 'Content-Type: application/json' -d '{"state":"expired,exhausted","endpoint":"ingest.example.com"}' $API/v1/redrives`,
+    handle: async ({ body, key, api }) => {
+      const { concurrency, ...filter } = body;
+      return api.jobs.start(scoped(key, filter, DEAD_LETTER_STATES), key.tenants, concurrency);
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/redrives/{jobId}',
+    operationId: 'getRedrive',
+    summary: 'A bulk redrive: how far it got, and what it did with each dead letter',
+    role: 'read',
+    params: s.jobIdParams,
+    success: { status: 200, description: 'the job', schema: s.jobSchema },
+    errors: [404],
+    example: `${CURL} $API/v1/redrives/$JOB`,
+    handle: async ({ params, key, api }) => {
+      const mine = (scope: ApiKey['tenants']) => scope !== ALL_TENANTS && scope.every((t) => holdsTenant(key, t));
+      const job = api.jobs.get(params.jobId, (scope) => key.tenants === ALL_TENANTS || mine(scope));
+      if (!job) throw notFound('redrive job');
+      return job;
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/endpoints',
+    operationId: 'listEndpoints',
+    summary: "Endpoints' health, and this key's deliveries waiting on each",
+    description: "Only endpoints the key's tenants send to. Health figures are the endpoint's own, from every tenant's attempts.",
+    role: 'read',
+    query: s.endpointQuery,
+    success: { status: 200, description: 'the endpoints', schema: s.endpointsSchema },
+    errors: [400],
+    example: `${CURL} "$API/v1/endpoints?endpoint=ingest.example.com"`,
+    handle: ({ query, key, api }) => visibleEndpoints(key, api, query.endpoint),
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/downtime',
+    operationId: 'getDowntime',
+    summary: "Downtime per endpoint, as the retry guide defines it (the key's endpoints)",
+    role: 'read',
+    query: s.downtimeQuery,
+    success: { status: 200, description: 'downtime reports', schema: s.downtimeSchema },
+    errors: [400],
+    example: `${CURL} "$API/v1/downtime?since=24h"`,
+    handle: async ({ query, key, api }) => {
+      const problems: Problem[] = [];
+      const since = timeFrom('since', query.since, problems);
+      if (problems.length) throw new InvalidInputError(problems, 'query');
+      const endpoints = await visibleEndpoints(key, api, query.endpoint);
+      const reports = await Promise.all(endpoints.map((e) => api.redeliver.downtime({ endpoint: e.endpoint, ...(since && { since }) })));
+      return reports.flat();
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/subscriptions',
+    operationId: 'startSubscription',
+    summary: "Start (or find running) a device's command subscription",
+    role: 'operate',
+    body: s.subscriptionInput,
+    bodyCheckedByHandler: true,
+    success: { status: 202, description: 'started, or running already', schema: s.subscriptionStartedSchema },
+    errors: [400, 409, 413, 415],
+    example: `${CURL} -H 'Content-Type: application/json' -d '{"tenant":"acme","device":"sensor-1","broker":{"url":"mqtts://hub.example.com:8883","credential":"hub-acme"},"callback":"https://app.example.com/commands"}' $API/v1/subscriptions`,
+    handle: async ({ body, key, api }) => {
+      requireTenants(key, [body], () => 'tenant');
+      const handle = await api.subscriptions.start(body as SubscriptionInput);
+      return { subscriptionId: handle.subscriptionId, created: handle.created };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/subscriptions/{subscriptionId}',
+    operationId: 'getSubscription',
+    summary: "A subscription's state, commands and downtime",
+    role: 'read',
+    params: s.subscriptionIdParams,
+    success: { status: 200, description: 'its status', schema: s.subscriptionStatusSchema },
+    errors: [404],
+    example: `${CURL} $API/v1/subscriptions/subscription%2Facme%2Fsensor-1`,
+    handle: ({ params, key, api }) => ownSubscription(key, api, params.subscriptionId).status(),
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/subscriptions/{subscriptionId}/stop',
+    operationId: 'stopSubscription',
+    summary: 'Stop a subscription for good; commands already received still go to the callback',
+    role: 'operate',
+    params: s.subscriptionIdParams,
+    body: s.reasonBody,
+    success: { status: 200, description: 'its result', schema: s.subscriptionResultSchema },
+    errors: [400, 404],
+    example: `${CURL} -X POST -H 'Content-Type: application/json' -d '{"reason":"device retired"}' $API/v1/subscriptions/subscription%2Facme%2Fsensor-1/stop`,
+    handle: ({ params, body, key, api }) => ownSubscription(key, api, params.subscriptionId).stop(body?.reason ?? ''),
+  }),
+];

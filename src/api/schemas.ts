@@ -1,0 +1,272 @@
+import { z } from 'zod';
+import { REFUSAL_KINDS } from '../errors';
+import { DEAD_LETTER_STATES } from '../delivery/filter';
+import type { DeliveryStateName } from '../delivery/types';
+import { deliveryInputSchema } from '../validation/delivery';
+import { idSchema } from '../validation/limits';
+import { FILTER_CLASSES, FILTER_KINDS, FILTER_STATES } from '../validation/filter';
+import { subscriptionInputSchema } from '../validation/subscription';
+
+// The HTTP API's schemas: the routes parse their parameters with them, and the OpenAPI document is made from
+// them (api/openapi.ts). Request bodies are the client API's own schemas; responses are what the client API
+// returns, and the routes' types check that they match.
+
+const KINDS = FILTER_KINDS as ['telemetry', 'event', 'command-response'];
+const CLASSES = FILTER_CLASSES as ['client', 'well-known', 'server', 'connection'];
+const STATES = [...FILTER_STATES, 'attempting'] as unknown as [DeliveryStateName, ...DeliveryStateName[]];
+const OUTCOMES = ['delivered', 'rejected', 'expired', 'exhausted', 'dropped', 'cancelled'] as const;
+
+export const problemSchema = z
+  .object({
+    type: z.string().meta({ description: 'always `about:blank`: the status says what kind of problem it is' }),
+    title: z.string().meta({ description: "the status's reason phrase" }),
+    status: z.number().int(),
+    detail: z.string().meta({ description: 'what was wrong, in words' }),
+    problems: z
+      .array(z.object({ field: z.string(), message: z.string() }))
+      .optional()
+      .meta({ description: "every wrong field at once (400, 409), as the client API's InvalidInputError lists them" }),
+    kind: z
+      .enum(Object.keys(REFUSAL_KINDS) as [keyof typeof REFUSAL_KINDS])
+      .optional()
+      .meta({ description: 'why a control or redrive was refused (409): DeliveryControlError.kind' }),
+  })
+  .meta({ id: 'Problem', description: 'An error, as RFC 9457 problem details (`application/problem+json`).' });
+
+export const deliveryIdParams = z.object({
+  deliveryId: z
+    .string()
+    .min(1)
+    .meta({ description: '`delivery/<tenant>/<device>/<messageId>`, URL-encoded (`delivery%2Facme%2Fsensor-1%2Fmsg-42`)' }),
+});
+
+export const subscriptionIdParams = z.object({
+  subscriptionId: z.string().min(1).meta({ description: '`subscription/<tenant>/<device>`, URL-encoded' }),
+});
+
+export const jobIdParams = z.object({ jobId: z.string().min(1) });
+
+const stateList = (states: readonly string[]) =>
+  z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .meta({ description: `comma-separated (or repeated): ${states.join(', ')}` });
+
+// what a visibility query may hold: Temporal's dev server answers some characters (NUL) with UNAVAILABLE
+const host = z.string().regex(/^[\x21-\x7e]{1,300}$/, { error: 'must be host[:port], printable ASCII' });
+
+/** The CLI's filter flags, by the same names (camelCase), checked by the same code (validation/filter.ts). */
+const filterFields = (states: readonly string[]) => ({
+  state: stateList(states),
+  kind: z.enum(KINDS, { error: `must be one of ${KINDS.join(', ')}` }).optional(),
+  tenant: idSchema('tenant').optional().meta({ description: "one of the key's tenants; default: all of them" }),
+  device: idSchema('device').optional(),
+  endpoint: host.optional().meta({ description: 'the target host[:port]' }),
+  errorClass: z.enum(CLASSES, { error: `must be one of ${CLASSES.join(', ')}` }).optional(),
+  since: z.string().optional().meta({ description: 'an ISO date, or a duration ago such as 2h, 7d' }),
+  until: z.string().optional().meta({ description: 'an ISO date, or a duration ago' }),
+});
+
+const pageFields = {
+  limit: z.coerce
+    .number({ error: 'must be a whole number from 1 to 1000' })
+    .int({ error: 'must be a whole number from 1 to 1000' })
+    .min(1, { error: 'must be a whole number from 1 to 1000' })
+    .max(1000, { error: 'must be a whole number from 1 to 1000' })
+    .optional()
+    .meta({ description: 'deliveries per page, default 100' }),
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,4096}$/, { error: 'must be the nextCursor of a page of this listing' })
+    .optional()
+    .meta({ description: "the previous page's `nextCursor`" }),
+};
+
+export const listQuery = z.object({ ...filterFields(FILTER_STATES), ...pageFields });
+export const deadLetterQuery = z.object({ ...filterFields(DEAD_LETTER_STATES), ...pageFields });
+export const redriveAllBody = z
+  .object({
+    ...filterFields(DEAD_LETTER_STATES),
+    concurrency: z.number().int().min(1).max(1000).optional().meta({ description: 'redrives in flight at once, default 16' }),
+  })
+  .strict()
+  .meta({ id: 'RedriveFilter', description: 'Which dead letters to redrive: the filter of `GET /v1/dead-letters`.' });
+
+export const endpointQuery = z.object({ endpoint: host.optional().meta({ description: 'just this host[:port]' }) });
+export const downtimeQuery = z.object({
+  endpoint: host.optional().meta({ description: 'just this host[:port]' }),
+  since: z.string().optional().meta({ description: 'an ISO date, or a duration ago such as 24h' }),
+});
+
+export const reasonBody = z
+  .object({ reason: z.string().max(1000).optional().meta({ description: 'why, shown in status and the UI' }) })
+  .strict()
+  .optional();
+
+export const deliveryInput = deliveryInputSchema.meta({
+  id: 'DeliveryInput',
+  description: 'A delivery, as the client API\'s `submit` takes it (README, "A delivery\'s fields").',
+});
+export const submitBody = z.union([deliveryInput, z.array(deliveryInput)]);
+export const subscriptionInput = subscriptionInputSchema.meta({
+  id: 'SubscriptionInput',
+  description: 'A command subscription, as `Subscriptions.start` takes it (README, "Command subscriptions").',
+});
+
+export const acceptedSchema = z
+  .object({ deliveryId: z.string(), created: z.boolean().meta({ description: 'false: it existed (the same message id)' }) })
+  .meta({ id: 'Accepted' });
+export const acceptedInBatchSchema = z
+  .object({ deliveryId: z.string(), batchId: z.string().meta({ description: 'the batch that makes its first attempt' }) })
+  .meta({ id: 'AcceptedInBatch' });
+export const submitResponse = z.union([acceptedSchema, z.array(acceptedInBatchSchema)]);
+
+const attemptError = z
+  .object({ class: z.enum(CLASSES), code: z.string(), reason: z.string(), attempt: z.number().int(), at: z.string() })
+  .meta({ id: 'AttemptError' });
+const encrypted = z.object({ keyId: z.string().nullable() }).optional();
+const time = z.string().nullable();
+
+export const statusSchema = z
+  .object({
+    deliveryId: z.string(),
+    messageId: z.string(),
+    kind: z.enum(KINDS),
+    qos: z.union([z.literal(0), z.literal(1), z.null()]),
+    tenant: z.string(),
+    device: z.string(),
+    endpoint: z.string(),
+    state: z.enum(STATES),
+    attempts: z.number().int(),
+    firstAttemptAt: time,
+    lastAttemptAt: time,
+    nextAttemptAt: time,
+    lastError: attemptError.nullable(),
+    attemptLog: z.array(
+      z.object({ attempt: z.number().int(), startedAt: z.string(), durationMs: z.number(), code: z.string(), ok: z.boolean() }),
+    ),
+    summary: z.string(),
+    pause: z.object({ reason: z.string(), since: z.string() }).nullable(),
+    ordering: z
+      .object({
+        key: z.string(),
+        admitted: z.boolean(),
+        behind: z.string().nullable().meta({ description: 'while queued: the delivery it waits for' }),
+        blockedBy: z.object({ deliveryId: z.string(), outcome: z.enum(OUTCOMES) }).nullable(),
+      })
+      .optional()
+      .meta({ description: 'ordered deliveries only (docs/ordering.md)' }),
+    encrypted,
+  })
+  .meta({ id: 'DeliveryStatus', description: 'What `redeliver status --json` prints.' });
+
+export const resultSchema = z
+  .object({
+    deliveryId: z.string(),
+    messageId: z.string(),
+    outcome: z.enum(OUTCOMES),
+    attempts: z.number().int(),
+    firstAttemptAt: time,
+    lastAttemptAt: time,
+    lastError: attemptError.nullable(),
+    reason: z.string(),
+    message: z
+      .object({
+        deliveryId: z.string(),
+        tenant: z.string(),
+        device: z.string(),
+        target: z.unknown(),
+        body: z.string(),
+        contentType: z.string(),
+      })
+      .optional()
+      .meta({ description: 'the whole delivery (target, body, policy, …), kept for redrive' }),
+    encrypted,
+  })
+  .meta({ id: 'DeadLetter', description: 'What `redeliver dead-letters show --json` prints.' });
+
+const summarySchema = z
+  .object({
+    deliveryId: z.string(),
+    runId: z.string(),
+    state: z.string(),
+    kind: z.string().optional(),
+    tenant: z.string().optional(),
+    device: z.string().optional(),
+    endpoint: z.string().optional(),
+    attempts: z.number().int().optional(),
+    lastErrorClass: z.string().optional(),
+    startedAt: z.string(),
+    closedAt: time,
+    encrypted: z.literal(true).optional(),
+  })
+  .meta({ id: 'DeliverySummary', description: 'One row of `redeliver list --json`.' });
+
+export const pageSchema = z
+  .object({ deliveries: z.array(summarySchema), nextCursor: z.string().nullable().meta({ description: 'null on the last page' }) })
+  .meta({ id: 'DeliveryPage' });
+
+export const redrivenSchema = z
+  .object({ deliveryId: z.string(), redriven: z.boolean().meta({ description: 'false: it was redriven already, or is running again' }) })
+  .meta({ id: 'Redriven' });
+
+export const jobSchema = z
+  .object({
+    jobId: z.string(),
+    state: z.enum(['running', 'done', 'stopped']).meta({ description: 'stopped: the server shut down before it was done' }),
+    startedAt: z.string(),
+    finishedAt: time,
+    total: z.number().int().nullable().meta({ description: 'dead letters found; null while they are being listed' }),
+    done: z.number().int(),
+    redriven: z.array(z.string()),
+    alreadyRedriven: z.array(z.string()),
+    failed: z.array(z.object({ deliveryId: z.string(), error: z.string() })),
+  })
+  .meta({ id: 'RedriveJob', description: 'A bulk redrive, kept in the memory of the server that runs it (README, "HTTP API").' });
+
+export const endpointsSchema = z.array(
+  z
+    .object({
+      endpoint: z.string(),
+      state: z.enum(['healthy', 'failing', 'recovering']),
+      failureRate: z.number(),
+      attemptsLastMinute: z.number(),
+      heldBackLastMinute: z.number(),
+      workers: z.number(),
+      downtimeMs: z.number(),
+      downtimePeriods: z.number(),
+      summary: z.string(),
+      waiting: z.number().int().meta({ description: "this key's deliveries to it not ended yet" }),
+    })
+    .meta({ id: 'Endpoint', description: 'What `redeliver endpoints --json` prints, one per endpoint.' }),
+);
+
+export const downtimeSchema = z.array(
+  z
+    .object({
+      endpoint: z.string(),
+      report: z.object({
+        since: z.string(),
+        totalMs: z.number(),
+        periods: z.array(z.object({ from: z.string(), to: z.string(), durationMs: z.number(), attempts: z.number() })),
+      }),
+    })
+    .meta({ id: 'EndpointDowntime', description: 'What `redeliver downtime --json` prints, one per endpoint.' }),
+);
+
+export const subscriptionStartedSchema = z
+  .object({
+    subscriptionId: z.string(),
+    created: z.boolean().meta({ description: 'false: it was running already, with this configuration' }),
+  })
+  .meta({ id: 'SubscriptionStarted' });
+export const subscriptionStatusSchema = z
+  .object({ subscriptionId: z.string(), tenant: z.string(), device: z.string(), state: z.string(), summary: z.string() })
+  .meta({ id: 'SubscriptionStatus', description: 'What `redeliver subscribe status --json` prints.' });
+export const subscriptionResultSchema = z
+  .object({ subscriptionId: z.string(), outcome: z.string(), reason: z.string() })
+  .meta({ id: 'SubscriptionResult', description: 'What `redeliver subscribe stop --json` prints.' });
+
+export const healthSchema = z
+  .object({ status: z.enum(['ok', 'unavailable', 'stopping']), temporal: z.enum(['reachable', 'unreachable']) })
+  .meta({ id: 'Health' });

@@ -1,0 +1,204 @@
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import rateLimit from '@fastify/rate-limit';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import type { Redeliver } from '../client';
+import type { ApiSettings } from '../config/api';
+import { projectRoot } from '../dev/temporal-cli';
+import { InvalidInputError } from '../errors';
+import { Subscriptions } from '../subscriptions';
+import { zodProblems } from '../validation/delivery';
+import { RedriveJobs } from './jobs';
+import { findKey, type ApiKey } from './keys';
+import { openApiDocument } from './openapi';
+import { HttpProblem, problemOf, UNAVAILABLE_RETRY_AFTER_S } from './problems';
+import { ROUTES, type ApiContext, type Route } from './routes';
+
+/** One line of the access log: never a body, a header or a key; the key by its name. */
+export interface AccessLogEntry {
+  time: string;
+  method: string;
+  url: string;
+  status: number;
+  ms: number;
+  key: string | null;
+  ip: string;
+  /** Set on a 5xx: what went wrong. */
+  error?: string;
+}
+
+export interface ApiServerOptions {
+  settings: ApiSettings;
+  redeliver: Redeliver;
+  /** Default: one JSON line per request on stderr. */
+  accessLog?: (entry: AccessLogEntry) => void;
+}
+
+export interface ApiServer {
+  /** `http(s)://host:port` it listens on. */
+  url: string;
+  app: FastifyInstance;
+  /** Stops accepting, lets requests in flight finish (up to the shutdown grace), stops the redrive jobs. */
+  close(): Promise<void>;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    apiKey: ApiKey | null;
+  }
+  interface FastifyReply {
+    /** What went wrong, for the access log of a 5xx. */
+    errorText: string | null;
+  }
+}
+
+/** Whether Temporal answers a cheap call now: what /healthz says. */
+async function temporalReachable(redeliver: Redeliver): Promise<boolean> {
+  return redeliver.client.workflowService.getSystemInfo({}).then(
+    () => true,
+    () => false,
+  );
+}
+
+const version = (): string => (JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+
+/** `redeliver serve`: the HTTP API on Fastify, over the client API (README, "HTTP API"). */
+export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
+  const { settings, redeliver } = options;
+  const api: ApiContext = {
+    redeliver,
+    subscriptions: new Subscriptions(redeliver.client, { taskQueue: redeliver.taskQueue }),
+    jobs: new RedriveJobs(redeliver),
+  };
+  const app = Fastify({
+    logger: false,
+    bodyLimit: settings.bodyLimit,
+    ...(settings.tls && { https: settings.tls }),
+    // a request that arrives on a kept-alive connection while the server stops is answered 503 (Fastify's)
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  identifyCallers(app, settings.keys);
+  logAccess(app, options.accessLog ?? ((entry) => process.stderr.write(`${JSON.stringify(entry)}\n`)));
+  answerProblems(app);
+  await limitRates(app, settings);
+  const stopping = { now: false };
+  serveDocumentAndHealth(app, redeliver, stopping);
+  for (const route of ROUTES) app.route(serve(route, api));
+
+  await app.listen({ port: settings.port, host: settings.host });
+  const { port } = app.server.address() as AddressInfo;
+  const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
+  return {
+    url: `${settings.tls ? 'https' : 'http'}://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}`,
+    app,
+    async close() {
+      stopping.now = true;
+      // past the grace, connections still busy are cut: the client sees a reset, as from a crashed server
+      const cut = setTimeout(() => app.server.closeAllConnections(), settings.shutdownGraceMs);
+      await app.close().finally(() => clearTimeout(cut));
+      await api.jobs.stop();
+    },
+  };
+}
+
+/** Who is calling, known before the rate limit counts, so that it counts per key (per address without one). */
+function identifyCallers(app: FastifyInstance, keys: readonly ApiKey[]): void {
+  app.decorateRequest('apiKey', null);
+  app.addHook('onRequest', async (req) => {
+    const token = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+    req.apiKey = token === undefined ? null : (findKey(keys, token) ?? null);
+  });
+}
+
+function logAccess(app: FastifyInstance, accessLog: (entry: AccessLogEntry) => void): void {
+  app.decorateReply('errorText', null);
+  app.addHook('onResponse', async (req, reply) => {
+    accessLog({
+      time: new Date().toISOString(),
+      method: req.method,
+      url: req.url,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+      key: req.apiKey?.name ?? null,
+      ip: req.ip,
+      ...(reply.errorText && { error: reply.errorText }),
+    });
+  });
+}
+
+/** Every failure as problem details: the routes', Fastify's (413, 415, JSON), the rate limit's, an unknown route. */
+function answerProblems(app: FastifyInstance): void {
+  app.setErrorHandler(async (err, _req, reply) => {
+    const problem = problemOf(err);
+    if (problem.status >= 500 && problem.status !== 503) reply.errorText = String(err);
+    for (const [name, value] of Object.entries(problem.extra.headers ?? {})) reply.header(name, value);
+    if (problem.status === 401) reply.header('WWW-Authenticate', 'Bearer');
+    return reply.code(problem.status).type('application/problem+json').send(problem.body());
+  });
+  app.setNotFoundHandler(async (req, reply) =>
+    reply
+      .code(404)
+      .type('application/problem+json')
+      .send(new HttpProblem(404, `no route ${req.method} ${req.url.split('?')[0]}: see /openapi.json`).body()),
+  );
+}
+
+/** The server's rate per key, or the key's own (`rateLimit` in the key file), with Retry-After on a 429. */
+async function limitRates(app: FastifyInstance, settings: ApiSettings): Promise<void> {
+  if (!settings.rateLimit && !settings.keys.some((k) => k.rate)) return;
+  const rateOf = (req: FastifyRequest) => (req.apiKey?.rate === undefined ? settings.rateLimit : req.apiKey.rate);
+  await app.register(rateLimit, {
+    keyGenerator: (req) => (req.apiKey ? `key:${req.apiKey.name}` : `ip:${req.ip}`),
+    allowList: (req) => rateOf(req) === null || req.url === '/healthz',
+    max: (req) => rateOf(req)?.max ?? 1,
+    timeWindow: (req) => rateOf(req)?.windowMs ?? 1000,
+    errorResponseBuilder: (_req, context) =>
+      new HttpProblem(429, `over the rate limit of ${context.max} requests in ${context.after}: try again after Retry-After seconds`, {
+        headers: { 'retry-after': String(Math.max(1, Math.ceil(context.ttl / 1000))) },
+      }),
+  });
+}
+
+/** `GET /openapi.json` and `GET /healthz`: no key needed. */
+function serveDocumentAndHealth(app: FastifyInstance, redeliver: Redeliver, stopping: { now: boolean }): void {
+  const document = openApiDocument(ROUTES, version());
+  app.get('/openapi.json', async () => document);
+  app.get('/healthz', async (_req, reply) => {
+    const reachable = await temporalReachable(redeliver);
+    const status = stopping.now ? 'stopping' : reachable ? 'ok' : 'unavailable';
+    if (status !== 'ok') reply.code(503).header('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
+    return { status, temporal: reachable ? 'reachable' : 'unreachable' };
+  });
+}
+
+/** A route as Fastify serves it: the key's role, the input parsed by its schemas, the handler, the success status. */
+function serve(route: Route, api: ApiContext) {
+  return {
+    method: route.method,
+    url: route.path.replace(/\{(\w+)\}/g, ':$1'),
+    handler: async (req: FastifyRequest, reply: FastifyReply) => {
+      const key = req.apiKey;
+      if (!key) throw new HttpProblem(401, 'send an API key: `Authorization: Bearer <key>`');
+      if (!key.roles.has(route.role)) throw new HttpProblem(403, `this key lacks the ${route.role} role`);
+      const call = {
+        params: parse(route.params, req.params, '(path)'),
+        query: parse(route.query, req.query, '(query)'),
+        body: route.bodyCheckedByHandler ? req.body : parse(route.body, req.body, '(body)'),
+        key,
+        api,
+      };
+      return reply.code(route.success.status).send(await route.handle(call));
+    },
+  };
+}
+
+/** Input parsed by its schema; every problem at once, named as the client API names them. */
+function parse(schema: z.ZodType | undefined, value: unknown, what: string): unknown {
+  if (!schema) return value;
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new InvalidInputError(zodProblems(parsed.error, what), what);
+  return parsed.data;
+}

@@ -1,0 +1,97 @@
+import { readFileSync } from 'node:fs';
+import { parseKeys, parseRate, RATE_RULE, type ApiKey, type Rate } from '../api/keys';
+import { EnvReader, type Environment } from './errors';
+import { readShutdownGrace } from './settings';
+
+/** What `redeliver serve` takes from the environment and its flags (the flags win). */
+export interface ApiSettings {
+  host: string;
+  port: number;
+  keys: ApiKey[];
+  /** Certificate and key (PEM) to serve HTTPS with; plain HTTP without. */
+  tls?: { cert: Buffer; key: Buffer };
+  /** Requests per key (per address before a key is known); null: unlimited. */
+  rateLimit: Rate | null;
+  /** Largest request body, in bytes. */
+  bodyLimit: number;
+  /** After SIGTERM, how long requests in flight may go on. */
+  shutdownGraceMs: number;
+}
+
+export interface ApiFlags {
+  port?: string;
+  host?: string;
+}
+
+export const DEFAULT_API_PORT = 8090;
+export const DEFAULT_API_RATE = '100/s';
+/** Room for a batch of a few hundred small messages, or ten of the largest (a delivery is at most 384 KiB as stored). */
+export const DEFAULT_API_BODY_LIMIT = 4 * 1024 * 1024;
+
+/** The API's settings; throws a ConfigError naming every bad variable or flag, all at once. */
+export function apiSettingsFromEnv(env: Environment = process.env, flags: ApiFlags = {}): ApiSettings {
+  const reader = new EnvReader(env);
+  const port = Number(flags.port ?? DEFAULT_API_PORT);
+  if (!/^\d{1,5}$/.test(flags.port ?? String(DEFAULT_API_PORT)) || port > 65535)
+    reader.problem('--port', `must be a port number from 0 to 65535, got ${JSON.stringify(flags.port)}`);
+  const keys = readKeys(reader);
+  const tls = readTls(reader);
+  const rawRate = reader.string('REDELIVER_API_RATE_LIMIT') ?? DEFAULT_API_RATE;
+  const rateLimit = parseRate(rawRate);
+  if (rateLimit === undefined) reader.problem('REDELIVER_API_RATE_LIMIT', `${RATE_RULE}; got ${JSON.stringify(rawRate)}`);
+  const bodyLimit = reader.positiveInt('REDELIVER_API_BODY_LIMIT', DEFAULT_API_BODY_LIMIT);
+  const shutdownGraceMs = readShutdownGrace(reader);
+  reader.done();
+  return {
+    host: flags.host ?? '127.0.0.1',
+    port,
+    keys,
+    ...(tls && { tls }),
+    rateLimit: rateLimit ?? null,
+    bodyLimit,
+    shutdownGraceMs,
+  };
+}
+
+/** REDELIVER_API_KEYS_FILE (a file, e.g. a mounted secret) or REDELIVER_API_KEYS (the JSON itself): one of them. */
+function readKeys(reader: EnvReader): ApiKey[] {
+  const file = reader.string('REDELIVER_API_KEYS_FILE');
+  const inline = reader.string('REDELIVER_API_KEYS');
+  const variable = file !== undefined ? 'REDELIVER_API_KEYS_FILE' : 'REDELIVER_API_KEYS';
+  if (file !== undefined && inline !== undefined) return reader.problem(variable, 'and REDELIVER_API_KEYS are both set; give one') ?? [];
+  if (file === undefined && inline === undefined)
+    return reader.problem('REDELIVER_API_KEYS_FILE', 'is not set: name a JSON file of API keys (or give them in REDELIVER_API_KEYS)') ?? [];
+  let text: string;
+  try {
+    text = file !== undefined ? readFileSync(file, 'utf8') : inline!;
+  } catch (err) {
+    return reader.problem(variable, `cannot read ${JSON.stringify(file)}: ${(err as Error).message}`) ?? [];
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    // not the parser's message: it quotes the text, which holds secrets
+    const at = /position (\d+)/.exec((err as Error).message)?.[1];
+    return reader.problem(variable, `is not valid JSON${at ? ` (at character ${at})` : ''}`) ?? [];
+  }
+  const { keys, problems } = parseKeys(json);
+  for (const p of problems) reader.problem(variable, `${p.field}: ${p.message}`);
+  return keys;
+}
+
+function readTls(reader: EnvReader): { cert: Buffer; key: Buffer } | undefined {
+  const files = { cert: reader.string('REDELIVER_API_TLS_CERT_FILE'), key: reader.string('REDELIVER_API_TLS_KEY_FILE') };
+  if (files.cert === undefined && files.key === undefined) return undefined;
+  const read = (variable: string, file: string | undefined): Buffer | undefined => {
+    if (file === undefined) return reader.problem(variable, 'must be set too: HTTPS needs both the certificate and its key (PEM files)');
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      return reader.problem(variable, `cannot read ${JSON.stringify(file)}: ${(err as Error).message}`);
+    }
+  };
+  const cert = read('REDELIVER_API_TLS_CERT_FILE', files.cert);
+  const key = read('REDELIVER_API_TLS_KEY_FILE', files.key);
+  return cert && key ? { cert, key } : undefined;
+}

@@ -1,0 +1,104 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import type { DeliveryInput } from '../../src/delivery/types';
+import { signingSecretsFromEnvironment } from '../../src/transports/signing';
+import { startReceiver, type ReceivedRequest, type Receiver } from '../support/receiver';
+import { startHarness, type Harness } from '../support/temporal';
+
+/*
+ * Signed requests (README, "Signed requests"), on the dev server with the production worker: every request
+ * to a target naming a signing secret is verified here by the `standardwebhooks` package, the receivers'
+ * own verifier; the worker's secrets are rotated under it without a restart.
+ */
+
+const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
+const OLD = secret();
+const NEW = secret();
+/** The worker's environment, read at every request: the tests change it as an operator would. */
+const workerEnv: Record<string, string> = {};
+let h: Harness;
+let receiver: Receiver;
+let stranger: Receiver;
+
+beforeAll(async () => {
+  [h, receiver, stranger] = await Promise.all([
+    startHarness(undefined, { signingSecrets: signingSecretsFromEnvironment(workerEnv) }),
+    startReceiver(),
+    startReceiver(),
+  ]);
+  workerEnv.REDELIVER_SIGNING_SECRETS_ACME = JSON.stringify({ secrets: [OLD, NEW], endpoints: [receiver.url] });
+});
+afterAll(async () => {
+  await h?.stop();
+  await Promise.all([receiver?.close(), stranger?.close()]);
+});
+
+const verifiedBy = (key: string, r: ReceivedRequest): boolean => {
+  try {
+    // an NDJSON body is no JSON document: verify the bytes only
+    new Webhook(key).verify(r.body, r.headers as Record<string, string>, { jsonParse: false });
+    return true;
+  } catch {
+    return false;
+  }
+};
+const event = (url: string, extra: Partial<DeliveryInput> = {}): DeliveryInput => ({
+  kind: 'event',
+  tenant: 'acme',
+  device: 'signed',
+  messageId: randomUUID(),
+  target: { url, signing: 'acme' },
+  payload: { temperature: 21.5 },
+  policy: { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' },
+  ...extra,
+});
+
+test('every attempt is signed with each secret of the rotation; the id is the message id, the timestamp fresh', async () => {
+  receiver.route('/one', ({ nth }) => ({ status: nth === 1 ? 503 : 202 }));
+  const input = event(`${receiver.url}/one`);
+  const handle = await h.redeliver.submit(input);
+  expect(await handle.result()).toMatchObject({ outcome: 'delivered', attempts: 2 });
+
+  const requests = receiver.of(input.messageId!);
+  expect(requests).toHaveLength(2);
+  for (const r of requests) {
+    expect(r.headers['webhook-id']).toBe(input.messageId);
+    expect(verifiedBy(OLD, r)).toBe(true);
+    expect(verifiedBy(NEW, r)).toBe(true);
+    expect(verifiedBy(secret(), r)).toBe(false);
+    expect(Math.abs(Number(r.headers['webhook-timestamp']) - r.at / 1000)).toBeLessThan(5);
+  }
+});
+
+test("a batch's request to a batched endpoint is signed as one message, with the batch's own id", async () => {
+  const device = `sb-${randomUUID().slice(0, 8)}`;
+  const inputs = Array.from({ length: 5 }, (_, i) =>
+    event('', {
+      device,
+      messageId: `${device}-${i}`,
+      target: { url: `${receiver.url}/batch`, batch: { format: 'ndjson' }, signing: 'acme' },
+    }),
+  );
+  const result = await (await h.redeliver.submitBatch(inputs)).batches[0]!.result();
+  expect(result).toMatchObject({ messages: 5, delivered: 5 });
+  const batched = receiver.requests.filter((r) => r.path === '/batch');
+  expect(batched).toHaveLength(1);
+  expect(batched[0]!.headers['webhook-id']).toMatch(/^batch_/);
+  expect(verifiedBy(NEW, batched[0]!)).toBe(true);
+});
+
+test('rotation: once the old secret is taken out of the worker, requests verify with the new one only — no restart', async () => {
+  workerEnv.REDELIVER_SIGNING_SECRETS_ACME = JSON.stringify({ secrets: [NEW], endpoints: [receiver.url] });
+  const input = event(`${receiver.url}/rotated`);
+  expect(await (await h.redeliver.submit(input)).result()).toMatchObject({ outcome: 'delivered' });
+  const [r] = receiver.of(input.messageId!);
+  expect(verifiedBy(NEW, r!)).toBe(true);
+  expect(verifiedBy(OLD, r!)).toBe(false);
+});
+
+test('a target the secret is not bound to gets nothing: the delivery is rejected, secret-not-bound', async () => {
+  const input = event(`${stranger.url}/in`);
+  const result = await (await h.redeliver.submit(input)).result();
+  expect(result).toMatchObject({ outcome: 'rejected', attempts: 1, lastError: { code: 'secret-not-bound' } });
+  expect(stranger.requests).toHaveLength(0);
+});
