@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only throughput,cost,timers,storm,parked,volume,cluster,api,bridge,ordering]`: the benchmarks of
+ * `npm run bench [-- --quick] [-- --only throughput,cost,timers,storm,parked,volume,cluster,api,bridge,ordering,deadline]`: the benchmarks of
  * bench/README.md on a local dev server with file persistence. Writes bench/results/results.json,
  * results.md and plots (bench/results/quick/ for --quick); sections not run this time are kept from the
  * previous results.json. Not part of `npm test`.
@@ -14,6 +14,7 @@ import { installRuntime } from '../src/worker';
 import { apiThroughput, type ApiRow } from './api';
 import { bridgeThroughput, type BridgeRow } from './bridge';
 import { clusterComparison, type ClusterBenchRow } from './cluster';
+import { deadlineStorm, type DeadlineRow } from './deadline';
 import { startBenchServer, BENCH_SQLITE_PRAGMAS } from './harness';
 import { orderingThroughput, type OrderingRow } from './ordering';
 import { parkedCapacity, type ParkedRow } from './parked';
@@ -35,6 +36,7 @@ const SIZES = {
     api: { messages: 20_000, batchSize: 500, connections: 4 },
     bridge: 20_000,
     ordering: 1_000,
+    deadline: { rate: 50, telemetry: 2_000, events: 200, commands: 100, deadlineMs: 10_000 },
     cluster: {
       single: 1_000,
       batch: 5_000,
@@ -55,6 +57,7 @@ const SIZES = {
     api: { messages: 3_000, batchSize: 500, connections: 4 },
     bridge: 3_000,
     ordering: 200,
+    deadline: { rate: 25, telemetry: 400, events: 40, commands: 20, deadlineMs: 6_000 },
     cluster: { single: 200, batch: 1_000, timers: 200, timerWindowMs: 10_000, parked: [500, 1_000], parkedBudgetMs: 60_000 },
   },
 };
@@ -77,6 +80,8 @@ interface Results {
   bridge?: BridgeRow[];
   /** Messages a second ordered on one key, on 100 keys, and unordered (bench/ordering.ts). */
   ordering?: OrderingRow[];
+  /** A mixed storm to a rate-limited endpoint, with and without deadline-first (bench/deadline.ts). */
+  deadline?: DeadlineRow[];
   /** When each section was measured: a run with `--only` keeps the other sections of the previous results. */
   measured?: Partial<Record<SectionKey, string>>;
 }
@@ -93,6 +98,7 @@ const SECTIONS = {
   api: 'api',
   bridge: 'bridge',
   ordering: 'ordering',
+  deadline: 'deadline',
 } as const;
 type SectionKey = (typeof SECTIONS)[keyof typeof SECTIONS];
 
@@ -175,6 +181,12 @@ async function main(): Promise<void> {
     if (only.includes('ordering')) {
       console.log('ordering keys ...');
       results.ordering = await orderingThroughput(bench, sink, sizes.ordering);
+      save();
+      sink.received.length = 0;
+    }
+    if (only.includes('deadline')) {
+      console.log('deadline-first ...');
+      results.deadline = await deadlineStorm(bench, sink, sizes.deadline);
       save();
       sink.received.length = 0;
     }
@@ -368,7 +380,46 @@ export function report(r: Results): string {
   if (r.api) parts.push(...apiReport(r.api));
   if (r.bridge) parts.push(...bridgeReport(r.bridge));
   if (r.ordering) parts.push(...orderingReport(r.ordering));
+  if (r.deadline) parts.push(...deadlineReport(r.deadline));
   return `${parts.join('\n')}\n`;
+}
+
+function deadlineReport(rows: DeadlineRow[]): string[] {
+  const first = rows[0]!;
+  const fifo = rows.find((r) => r.priority === 'fifo');
+  const title = `${first.telemetry} telemetry, ${first.events} events, ${first.commands} command responses (deadline ${first.deadlineSeconds} s) at ${first.rate}/s`;
+  const parts = ['', `## Deadline-first: ${title}`, ''];
+  parts.push(
+    table(
+      [
+        'priority',
+        'command responses before deadline',
+        'vs fifo',
+        'expired',
+        'submit → endpoint p50 s',
+        'max s',
+        'telemetry delivered',
+        'events delivered',
+        's to drain',
+        'vs fifo',
+      ],
+      rows.map((r) => [
+        r.priority,
+        `${(r.commandsMetDeadline * 100).toFixed(1)} %`,
+        fifo ? x(r.commandsMetDeadline, fifo.commandsMetDeadline) : '—',
+        r.commandsExpired,
+        r.commandP50Seconds ?? '—',
+        r.commandMaxSeconds ?? '—',
+        `${r.telemetryDelivered} / ${r.telemetry}`,
+        `${r.eventsDelivered} / ${r.events}`,
+        r.secondsToDrain,
+        fifo ? x(r.secondsToDrain, fifo.secondsToDrain) : '—',
+      ]),
+    ),
+    '',
+    "One endpoint (the sink) limited in rate, one worker process and task queue per row (bench/deadline.ts): the telemetry (QoS 1) is submitted first, then the events, then the command responses, each with its deadline from its own submit, so the telemetry has reserved the endpoint's slots for longer than the deadline before the first command response comes. Before deadline: arrived at the sink before it. With `fifo` a command response whose slot falls after its deadline ends `expired` at once, unsent. Drain: from the first submit until every delivery had ended.",
+  );
+  return parts;
 }
 
 function orderingReport(rows: OrderingRow[]): string[] {

@@ -32,7 +32,7 @@ export class EndpointHandle {
 
   /**
    * Sets the endpoint's own limits: `{ maxInFlight: 50, rate: '200/s' }`; `'off'` for none, `null` for the
-   * workers' default again. Refuses bad values with an InvalidInputError naming each field.
+   * workers' default again. `priority: 'fifo'` shares scarce slots in arrival order instead of deadline-first. Refuses bad values with an InvalidInputError naming each field.
    */
   async set(change: EndpointSettingsInput): Promise<EndpointControl> {
     const { problems, change: checked } = checkSettingsChange(change);

@@ -7,6 +7,8 @@ import { WAITING_TYPE } from './activities/retry';
 import { bundleEncryptsFailures, bundleHasTracing } from './bundle';
 import { FAILURE_TYPES, UNSENT_TYPE } from './classify/classify';
 import { ConfigError, type Environment } from './config/errors';
+import { operatorEventsProblems, type OperatorEvents } from './config/operator-events';
+import { deadLetterSinks } from './activities/dead-letter-sink';
 import { runtimeSettingsFromEnv, workerSettingsFromEnv, type RuntimeSettings, type WorkerSettings } from './config/settings';
 import { encryptingDataConverter } from './encryption/data-converter';
 import type { KeyRing } from './encryption/keys';
@@ -33,6 +35,7 @@ export { AddressGuard, BlockedAddressError, rangeOf, type RangeName } from './tr
 export type { AttemptListener } from './activities/deliver';
 export type { RetryBudgetOptions } from './endpoints/budget';
 export type { EndpointLimits } from './endpoints/controls';
+export type { OperatorEvents } from './config/operator-events';
 export type { CredentialResolver, MqttCredential } from './transports/mqtt-credentials';
 export type { SigningSecret, SigningSecretResolver } from './transports/signing';
 
@@ -85,6 +88,12 @@ export interface RedeliverWorkerOptions {
    * even an endpoint's own. Default $REDELIVER_ENDPOINT_MAX_IN_FLIGHT and $REDELIVER_ENDPOINT_RATE, else none.
    */
   endpointLimits?: EndpointLimits | null;
+  /**
+   * Where operational events go (docs/endpoint-health.md): each event a delivery to each URL, signed with the
+   * named signing secret, which must be bound to every URL; `null` for nowhere. Default $REDELIVER_OPERATOR_URLS
+   * and $REDELIVER_OPERATOR_SIGNING_SECRET, else nowhere.
+   */
+  operatorEvents?: OperatorEvents | null;
   /** Hears of every attempt this worker sends (endpoint, outcome, delivery and attempt number), besides endpoint health. */
   attemptListener?: AttemptListener;
   /** Settings already read with workerSettingsFromEnv (the CLI reads them once); default: read from `env`. */
@@ -108,6 +117,8 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   const settings = options.settings ?? workerSettingsFromEnv(env);
   const bundlePath = options.workflowBundlePath ?? settings.workflowBundlePath;
   const keys = options.encryptionKeys === undefined ? settings.encryptionKeys : (options.encryptionKeys ?? undefined);
+  const signing = options.signingSecrets ?? signingSecretsFromEnvironment(env);
+  const operatorEvents = operatorEventsOf(options.operatorEvents, settings, signing);
   if (keys && bundlePath) await checkBundleEncrypts(bundlePath);
   const tracing = await tracingOf(options, settings, bundlePath);
   const guard = guardOf(options.allowAddresses, settings);
@@ -134,6 +145,7 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   const breaker = controls && new Breaker(reporter?.identity ?? 'this worker');
   const admission = controls && admissionOf(limits!, controls, breaker!, reporter);
   const listener = allListeners([reporter, breaker, options.attemptListener]);
+  const traced = tracing && workerTracingOptions(tracing, { bundling: !bundlePath });
   const worker = await Worker.create({
     connection,
     namespace,
@@ -147,8 +159,9 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
       budget,
       reporter,
       client,
-      signing: options.signingSecrets ?? signingSecretsFromEnvironment(env),
+      signing,
       admission,
+      operatorEvents,
       ...(listener && { listener }),
     }),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentAttempts ?? settings.maxConcurrentAttempts,
@@ -156,8 +169,10 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
     // SIGTERM: stop polling, let attempts in flight finish for this long, then hand the rest back (activities/deliver.ts)
     shutdownGraceTime: options.shutdownGraceTime ?? settings.shutdownGraceMs,
     ...(dataConverter && { dataConverter }),
-    ...(tracing && workerTracingOptions(tracing, { bundling: !bundlePath })),
+    ...traced,
     ...options.workerOptions,
+    // a delivery that ended a dead letter tells the worker, which counts it and reports it to its endpoint (operational events)
+    sinks: { ...traced?.sinks, ...deadLetterSinks(reporter), ...options.workerOptions?.sinks },
   });
   await reporter?.start();
   const close = async () => {
@@ -200,6 +215,18 @@ async function checkBundleEncrypts(bundlePath: string): Promise<void> {
         'stored in plain text. Point it at a bundle built with `redeliver bundle --encryption` (the image has /app/lib/workflow-bundle-encrypted.js)',
     },
   ]);
+}
+
+/** The option's operator URLs (checked against the worker's signing secrets), else the environment's (checked when read). */
+function operatorEventsOf(
+  option: OperatorEvents | null | undefined,
+  settings: WorkerSettings,
+  signing: SigningSecretResolver,
+): OperatorEvents | null {
+  if (option === undefined) return settings.operatorEvents;
+  const problems = option ? operatorEventsProblems(option, signing) : [];
+  if (problems.length) throw new ConfigError(problems);
+  return option;
 }
 
 function guardOf(allow: RedeliverWorkerOptions['allowAddresses'], settings: WorkerSettings): AddressGuard {

@@ -1,6 +1,9 @@
-import { RetryBudget } from '../endpoints/budget';
+import { RetryBudget, type Grant } from '../endpoints/budget';
 import type { Breaker } from './breaker';
 import { limitsOf, NO_LIMITS, type EndpointControl, type EndpointLimits } from '../endpoints/controls';
+import { RankedCells, RANKS, rankOf } from '../endpoints/priority';
+import type { MessageKind } from '../policy/types';
+import { RankedQueue } from './ranked-queue';
 
 /*
  * Per-endpoint limits over every attempt a worker sends — first attempts, a batch's requests, retries
@@ -11,6 +14,8 @@ import { limitsOf, NO_LIMITS, type EndpointControl, type EndpointLimits } from '
  * when the attempts in flight are the bound, its turn as they end (Little's law: the slots over their mean
  * duration). Waiting on the server (an activity retry's `nextRetryDelay`) costs no history event; a wait
  * shorter than LOCAL_WAIT_MS is taken here, woken by a timer or by the attempt that ends, never by polling.
+ * Deadline-first (the endpoint's `priority`, endpoints/priority.ts): slots and turns are reserved per rank,
+ * and those waiting here are served by rank, so a command response comes before telemetry that came earlier.
  */
 
 /** Waits this short are taken in the activity: shorter than a round trip to the server and back is worth. */
@@ -18,6 +23,8 @@ export const LOCAL_WAIT_MS = 500;
 /** Turns as attempts end are planned with this mean duration until some have ended. */
 const FIRST_MEAN_MS = 1_000;
 const MAX_TURN_MS = 30_000;
+/** A cell told to an attempt that has not come back for it this long after it is forgotten. */
+const FORGET_MS = 60_000;
 
 /**
  * Whether an attempt may go: with a release to call when it has ended; or the time to come back (its room);
@@ -46,24 +53,38 @@ export interface AdmissionOptions {
 /** What one worker knows of one endpoint. */
 interface Gate {
   limits: EndpointLimits;
-  /** The rate as a budget with no burst (one cell per 1/rate s); rebuilt when the rate changes. */
+  /** The strict bound on what goes out: the rate as a budget with no burst (one cell per 1/rate s); rebuilt when the rate changes. */
   rate: RetryBudget | null;
+  /** The rate's cells reserved ahead, per rank; none before `sentUntil`, the strict bound's next free cell. */
+  cells: RankedCells;
+  sentUntil: number;
+  /** Cells told to attempts of each rank but the last that have not come back for them yet (sorted, epoch ms). */
+  due: number[][];
+  /** Attempts waiting here for the strict bound's next cell, and when it comes (epoch ms). */
+  cellWaiters: RankedQueue;
+  nextCell: number | null;
   inFlight: number;
-  /** Attempts waiting here for one in flight to end, first come first served. */
-  waiters: (() => void)[];
-  /** When the next turn as attempts end is planned (epoch ms). */
-  nextTurn: number;
+  /** Attempts waiting here for one in flight to end. */
+  waiters: RankedQueue;
+  /** Turns as attempts end, planned per rank. */
+  turns: RankedCells;
   /** Mean duration of its attempts (moving average). */
   meanMs: number;
 }
 
 export interface AskOptions {
-  /** The attempt comes back at a slot of the rate reserved for it before: it takes no new one. */
+  /** The attempt comes back at a slot of the rate reserved for it before (`reservedAt`, as told): it takes no new one. */
   reserved?: boolean;
-  /** A slot later than this (the delivery's expiry) is not reserved, only told. */
+  reservedAt?: number;
+  /** A slot later than this (the delivery's expiry) is not reserved, only told; nor is a wait here taken past it. */
   notAfter?: number;
+  /** What the attempt carries: its rank when slots are scarce (endpoints/priority.ts). None: the first rank. */
+  kind?: MessageKind;
   signal?: AbortSignal;
 }
+
+/** An ask as the gate serves it: this worker's share of the limits, and the attempt's rank. */
+type Asking = AskOptions & { share: number; rank: number };
 
 export class EndpointAdmission {
   private readonly gates = new Map<string, Gate>();
@@ -95,8 +116,8 @@ export class EndpointAdmission {
     const why = `${endpoint} is failing: its circuit breaker holds the attempt back (one probe at a time)`;
     if (call === 'held') return { go: false, held: true, reason: BREAKER, why };
     const gate = this.gate(endpoint, limitsOf(control?.settings, this.defaults));
-    const share = this.options.share?.(endpoint) ?? 1;
-    const admission = (await this.rateSlot(endpoint, gate, share, options)) ?? (await this.permit(gate, share, options.signal));
+    const asking = { ...options, share: this.options.share?.(endpoint) ?? 1, rank: rankOf(options.kind, control?.settings.priority) };
+    const admission = (await this.rateSlot(endpoint, gate, asking)) ?? (await this.permit(gate, asking));
     if (call !== 'probe') return admission;
     // one probe at a time: the next when this one has ended, or now if this one waits for its room
     if (!admission.go) {
@@ -114,17 +135,18 @@ export class EndpointAdmission {
 
   /**
    * Waits here for room as long as it takes (a batch's request, whose activity heartbeats), then lets the
-   * attempt go; when it is held or refused, says why (BREAKER, PAUSED, DISABLED): the caller hands it to a
-   * delivery of its own, whose first attempt waits on the server, or ends.
+   * attempt go; when it is held or refused, says why (BREAKER, PAUSED, DISABLED, or NO_ROOM before `notAfter`):
+   * the caller hands it to a delivery of its own, whose first attempt waits on the server, or ends.
    */
-  async enter(endpoint: string, signal?: AbortSignal): Promise<((durationMs: number) => void) | { held: string }> {
-    let reserved = false;
+  async enter(endpoint: string, options: Omit<AskOptions, 'reserved'> = {}): Promise<((durationMs: number) => void) | { held: string }> {
+    let reserved: Pick<AskOptions, 'reserved' | 'reservedAt'> = {};
     for (;;) {
-      const admission = await this.ask(endpoint, { reserved, ...(signal && { signal }) });
+      const admission = await this.ask(endpoint, { ...reserved, ...options });
       if (admission.go) return admission.release;
       if (!('at' in admission)) return { held: admission.reason };
-      reserved = admission.reason === RATE;
-      await sleep(admission.at - this.now(), signal);
+      if (options.notAfter !== undefined && admission.at >= options.notAfter) return { held: NO_ROOM };
+      reserved = admission.reason === RATE ? { reserved: true, reservedAt: admission.at } : {};
+      await sleep(admission.at - this.now(), options.signal);
     }
   }
 
@@ -136,51 +158,147 @@ export class EndpointAdmission {
   private gate(endpoint: string, limits: EndpointLimits): Gate {
     let gate = this.gates.get(endpoint);
     if (!gate) {
-      gate = { limits, rate: null, inFlight: 0, waiters: [], nextTurn: 0, meanMs: FIRST_MEAN_MS };
+      gate = {
+        limits,
+        rate: null,
+        cells: new RankedCells(),
+        sentUntil: -Infinity,
+        due: Array.from({ length: RANKS - 1 }, () => []),
+        cellWaiters: new RankedQueue(),
+        nextCell: null,
+        inFlight: 0,
+        waiters: new RankedQueue(),
+        turns: new RankedCells(),
+        meanMs: FIRST_MEAN_MS,
+      };
       this.gates.set(endpoint, gate);
     }
     if (gate.limits.rate !== limits.rate || (limits.rate !== null && !gate.rate)) {
       gate.rate = limits.rate === null ? null : new RetryBudget({ perSecond: limits.rate, burst: 1 });
+      gate.cells = new RankedCells();
     }
     gate.limits = limits;
     return gate;
   }
 
   /** The rate's slot: null when the attempt may go now, else when to come back (a short wait is taken here). */
-  private async rateSlot(endpoint: string, gate: Gate, share: number, options: AskOptions): Promise<Admission | null> {
-    const budget = gate.rate;
-    if (!budget) return null;
-    if (!options.reserved) {
-      const slot = budget.acquire(endpoint, this.now(), share, options.notAfter);
-      if (!slot.now && !(await this.waitedFor(slot.at, options.signal))) return { go: false, at: slot.at, reason: RATE };
+  private async rateSlot(endpoint: string, gate: Gate, options: Asking): Promise<Admission | null> {
+    if (!gate.rate) return null;
+    const displaced = options.reserved === true && this.outranked(gate, options);
+    if (!options.reserved || displaced) {
+      const from = Math.max(this.now(), gate.sentUntil);
+      const cell = gate.cells.take(options.rank, from, this.interval(gate, options), options.notAfter, displaced);
+      if (!cell.taken) return { go: false, at: cell.at, reason: RATE };
+      if (!(await this.waitedFor(cell.at, options))) return this.told(gate, options.rank, cell.at);
     }
-    // the strict bound on what goes out: reserved slots come due on timers that may fire together
-    for (;;) {
-      const sent = budget.admit(endpoint, this.now(), share);
+    return this.strictCell(endpoint, gate, options);
+  }
+
+  /**
+   * An attempt back for its cell yields it to a higher rank told a cell due by now that has not come yet (its
+   * timer fires a little later): it takes the gap that one left behind its rank's cells. One late by more than a
+   * cell is not waited for: it queues here for the next cell when it comes, ahead of the lower ranks.
+   */
+  private outranked(gate: Gate, options: Asking): boolean {
+    if (options.reservedAt !== undefined && options.rank < RANKS - 1) removeSorted(gate.due[options.rank]!, options.reservedAt);
+    const now = this.now();
+    const interval = this.interval(gate, options);
+    for (let rank = 0; rank < options.rank; rank++) {
+      const due = gate.due[rank]!;
+      while (due.length > 0 && due[0]! < now - interval) due.shift();
+      if (due.length > 0 && due[0]! <= now + interval / 2) return true;
+    }
+    return false;
+  }
+
+  /** Tells an attempt its cell, which lower ranks yield to it when it comes (outranked). */
+  private told(gate: Gate, rank: number, at: number): Admission {
+    const due = gate.due[rank];
+    if (due) {
+      // cells of attempts that never came back (their delivery ended, their worker was lost) are forgotten
+      while (due.length > 0 && due[0]! < this.now() - FORGET_MS) due.shift();
+      insertSorted(due, at);
+    }
+    return { go: false, at, reason: RATE };
+  }
+
+  /**
+   * The strict bound on what goes out: reserved cells come due on timers that may fire late and together,
+   * so those that find the next cell gone wait here for one, by rank: the cells a lower rank was told and a
+   * higher one took put the lower one's surplus at the back. A wait longer than LOCAL_WAIT_MS is told instead.
+   */
+  private async strictCell(endpoint: string, gate: Gate, options: Asking): Promise<Admission | null> {
+    let next = gate.nextCell;
+    if (!gate.cellWaiters.length) {
+      const sent = this.sendNow(endpoint, gate, options.share);
       if (sent.now) return null;
-      if (!(await this.waitedFor(sent.at, options.signal))) return { go: false, at: sent.at, reason: RATE };
+      next = sent.at;
+    }
+    const estimate = () => Math.max(this.now(), next ?? 0) + gate.cellWaiters.ahead(options.rank) * this.interval(gate, options);
+    const until = Math.min(this.now() + LOCAL_WAIT_MS, options.notAfter ?? Infinity);
+    if (estimate() > until) return this.told(gate, options.rank, estimate());
+    const served = () => this.serveCells(endpoint, gate, options.share);
+    if (await this.waitInQueue(gate.cellWaiters, until - this.now(), options, served)) return null;
+    next = gate.nextCell;
+    return this.told(gate, options.rank, estimate());
+  }
+
+  /** Lets those waiting here go, one per cell of the strict bound, the first by rank first. */
+  private serveCells(endpoint: string, gate: Gate, share: number): void {
+    if (gate.nextCell) return;
+    while (gate.cellWaiters.length) {
+      const sent = this.sendNow(endpoint, gate, share);
+      if (!sent.now) {
+        gate.nextCell = sent.at;
+        setTimeout(() => {
+          gate.nextCell = null;
+          this.serveCells(endpoint, gate, share);
+        }, sent.at - this.now());
+        return;
+      }
+      gate.cellWaiters.shift()!();
     }
   }
 
+  /** The strict bound lets one attempt go now, or says when it may. */
+  private sendNow(endpoint: string, gate: Gate, share: number): Grant {
+    if (!gate.rate) return { now: true };
+    const now = this.now();
+    const sent = gate.rate.admit(endpoint, now, share);
+    if (sent.now) gate.sentUntil = now + 1000 / (gate.rate.options.perSecond * share);
+    return sent;
+  }
+
+  /** One cell of this worker's share of the rate (ms). */
+  private interval(gate: Gate, options: Asking): number {
+    return 1000 / (gate.limits.rate! * options.share);
+  }
+
   /** A place among the attempts in flight: now, after a short wait for one to end, or a turn to come back at. */
-  private async permit(gate: Gate, share: number, signal?: AbortSignal): Promise<Admission> {
+  private async permit(gate: Gate, options: Asking): Promise<Admission> {
     const max = gate.limits.maxInFlight;
     const release = (durationMs: number) => this.release(gate, durationMs);
     if (max === null) return { go: true, release: (d) => this.measure(gate, d) };
-    const mine = Math.max(1, Math.floor(max * share));
+    const mine = Math.max(1, Math.floor(max * options.share));
     if (gate.inFlight < mine && gate.waiters.length === 0) {
       gate.inFlight++;
       return { go: true, release };
     }
-    if (gate.waiters.length < mine && (await this.waitForPermit(gate, signal))) return { go: true, release };
-    // its turn as attempts end, each turn after the last one planned: those sent back do not all come at once
+    const wait = Math.min(LOCAL_WAIT_MS, (options.notAfter ?? Infinity) - this.now());
+    if (gate.waiters.ahead(options.rank) < mine && wait > 0 && (await this.waitInQueue(gate.waiters, wait, options))) {
+      return { go: true, release };
+    }
+    // its turn as attempts end, each turn after the last one planned of its rank and those before it: those
+    // sent back do not all come at once. A turn that would end after the delivery's expiry is not taken
     const now = this.now();
-    gate.nextTurn = Math.max(now, gate.nextTurn) + gate.meanMs / mine;
-    return { go: false, at: Math.min(gate.nextTurn, now + MAX_TURN_MS), reason: IN_FLIGHT };
+    const every = gate.meanMs / mine;
+    const turn = gate.turns.take(options.rank, now, every, (options.notAfter ?? Infinity) - every);
+    return { go: false, at: Math.min(turn.at + every, now + MAX_TURN_MS), reason: IN_FLIGHT };
   }
 
-  /** Waits up to LOCAL_WAIT_MS for an attempt in flight to end; true when it handed its place on. */
-  private waitForPermit(gate: Gate, signal?: AbortSignal): Promise<boolean> {
+  /** Waits up to `ms` in `queue`, by rank, to be served; true when it was. `queued`: told once it has joined. */
+  private waitInQueue(queue: RankedQueue, ms: number, options: Asking, queued?: () => void): Promise<boolean> {
+    const { rank, signal } = options;
     return new Promise((resolve) => {
       const done = (got: boolean) => {
         clearTimeout(timer);
@@ -189,13 +307,13 @@ export class EndpointAdmission {
       };
       const waiter = () => done(true);
       const give = () => {
-        const i = gate.waiters.indexOf(waiter);
-        if (i >= 0) gate.waiters.splice(i, 1);
+        queue.remove(waiter);
         done(false);
       };
-      const timer = setTimeout(give, LOCAL_WAIT_MS);
+      const timer = setTimeout(give, ms);
       signal?.addEventListener('abort', give, { once: true });
-      gate.waiters.push(waiter);
+      queue.push(rank, waiter);
+      queued?.();
     });
   }
 
@@ -211,11 +329,11 @@ export class EndpointAdmission {
     gate.meanMs = gate.meanMs * 0.9 + Math.max(1, durationMs) * 0.1;
   }
 
-  /** Sleeps until `at` when that is close; false (without sleeping) when it is not. */
-  private async waitedFor(at: number, signal?: AbortSignal): Promise<boolean> {
+  /** Sleeps until `at` when that is close and not past `notAfter`; false (without sleeping) when it is not. */
+  private async waitedFor(at: number, options: Asking): Promise<boolean> {
     const ms = at - this.now();
-    if (ms > LOCAL_WAIT_MS) return false;
-    await sleep(ms, signal);
+    if (ms > LOCAL_WAIT_MS || at > (options.notAfter ?? Infinity)) return false;
+    await sleep(ms, options.signal);
     return true;
   }
 }
@@ -226,6 +344,8 @@ export const IN_FLIGHT = 'in-flight';
 export const BREAKER = 'breaker-open';
 export const PAUSED = 'endpoint-paused';
 export const DISABLED = 'endpoint-disabled';
+/** A batch's request with no room before the deadline of a message it carries: each goes on its own, and expires. */
+export const NO_ROOM = 'no-room-before-deadline';
 
 /** Sleeps `ms` (nothing when not positive); an abort ends it with the signal's reason (the activity's cancellation). */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -242,4 +362,26 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }, ms);
     signal?.addEventListener('abort', abort, { once: true });
   });
+}
+
+/** Inserts `value` into the sorted `values`. */
+function insertSorted(values: number[], value: number): void {
+  values.splice(lowerBound(values, value), 0, value);
+}
+
+/** Removes one `value` from the sorted `values`, if there. */
+function removeSorted(values: number[], value: number): void {
+  const i = lowerBound(values, value);
+  if (values[i] === value) values.splice(i, 1);
+}
+
+/** The first index whose value is not below `value`. */
+function lowerBound(values: readonly number[], value: number): number {
+  let [lo, hi] = [0, values.length];
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

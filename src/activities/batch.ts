@@ -12,6 +12,7 @@ import {
 import { deliveryStart } from '../delivery-start';
 import { OrderingKeys } from '../ordering-keys';
 import type { Delivery } from '../delivery/types';
+import { mostUrgent } from '../endpoints/priority';
 import { planSends, sendPlanned, type PlannedSend } from './batch-requests';
 import { activityClock, type AttemptResult, type RequestAttempt } from './deliver';
 import type { EndpointAdmission } from './admission';
@@ -71,7 +72,7 @@ export function createBatchActivities(deps: BatchDeps) {
         done[i] = { messageId: delivery.messageId, deliveryId: delivery.deliveryId, disposition, code, at, ...(existing && { existing }) };
       };
       const queue = unsent('queued', 'queued');
-      // held or refused at the endpoint (its breaker, a pause, disabled): its own delivery, whose first attempt waits or ends (activities/limits.ts)
+      // held or refused at the endpoint (its breaker, a pause, disabled, no room before a deadline): its own delivery, whose first attempt waits or ends (activities/limits.ts)
       const held = (code: string) => unsent('handed-over', code);
       const record = async (i: number, result: AttemptResult, startedAt: number, at: number) => {
         const delivery = input.deliveries[i]!;
@@ -92,7 +93,7 @@ export function createBatchActivities(deps: BatchDeps) {
           ? planned.indexes.map((): AttemptResult => ({ ok: false, ...refused }))
           : await lanes.run(endpoint, async () => {
               // one request, one place at the endpoint; the activity heartbeats while it waits
-              const release = await deps.admission?.enter(endpoint, context.cancellationSignal);
+              const release = await deps.admission?.enter(endpoint, entryOf(planned, input.deliveries, context.cancellationSignal));
               if (release && 'held' in release) return release;
               startedAt = clock(); // the attempt starts when it has a lane and its room, not while it waits for them
               try {
@@ -122,6 +123,17 @@ export function createBatchActivities(deps: BatchDeps) {
       return resultOf(input, done);
     },
   };
+}
+
+/**
+ * How a request waits for its room: as the most urgent message it carries, and not past the earliest deadline
+ * among them: then each goes on its own delivery, whose first attempt ends it `expired` unsent.
+ */
+function entryOf(planned: PlannedSend, deliveries: readonly Delivery[], signal: AbortSignal) {
+  const carried = planned.indexes.map((i) => deliveries[i]!);
+  const kind = mostUrgent(carried.map((d) => d.kind));
+  const deadlines = carried.flatMap((d) => (d.policy.deadline === null ? [] : [d.policy.deadline]));
+  return { signal, ...(kind && { kind }), ...(deadlines.length > 0 && { notAfter: Math.min(...deadlines) }) };
 }
 
 /**

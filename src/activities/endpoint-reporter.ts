@@ -6,7 +6,16 @@ import { endpointReportSignal } from '../workflows/definitions';
 import type { endpointWorkflow } from '../workflows/endpoint';
 import { endpointStartOptions } from '../workflows/start-options';
 import { sameProfile } from '../endpoints/recording';
-import type { AttemptOutcome, DeliveryEnd, EndpointReport, ReportedBudget, RetryLateness } from '../endpoints/types';
+import { mergeTally } from '../endpoints/operational-events';
+import type {
+  AttemptOutcome,
+  DeadLetterOutcome,
+  DeadLetterTally,
+  DeliveryEnd,
+  EndpointReport,
+  ReportedBudget,
+  RetryLateness,
+} from '../endpoints/types';
 
 /** Outcomes kept per endpoint while Temporal cannot be reached; older ones are dropped first. */
 const MAX_BUFFERED = 10_000;
@@ -22,6 +31,8 @@ interface Buffer {
   heldBack: number;
   ended: DeliveryEnd[];
   late: RetryLateness[];
+  /** Deliveries that ended dead letters, tallied: a storm of them stays one small record. */
+  deadLetters?: DeadLetterTally;
   /** When this worker last had something to report about the endpoint. */
   activeAt: number;
 }
@@ -84,6 +95,13 @@ export class EndpointReporter {
 
   heldBack(endpoint: string): void {
     this.buffer(endpoint).heldBack++;
+  }
+
+  /** A delivery to the endpoint ended a dead letter (workflows/operational-events.ts, through the worker's sink). */
+  deadLettered(endpoint: string, deliveryId: string, outcome: DeadLetterOutcome, at: number): void {
+    const b = this.buffer(endpoint);
+    const one = { deliveryId, at };
+    b.deadLetters = mergeTally(b.deadLetters, { count: 1, outcomes: { [outcome]: 1 }, first: one, last: one });
   }
 
   /** A delivery's retrying ended without delivering it. */
@@ -160,7 +178,7 @@ export class EndpointReporter {
   private async send(): Promise<void> {
     await Promise.all(
       [...this.endpoints].map(async ([endpoint, b]) => {
-        if (b.outcomes.length === 0 && b.heldBack === 0 && b.ended.length === 0 && b.late.length === 0) {
+        if (b.outcomes.length === 0 && b.heldBack === 0 && b.ended.length === 0 && b.late.length === 0 && !b.deadLetters) {
           // an endpoint this worker no longer sends to
           if (Date.now() - b.activeAt > FORGET_MS) this.endpoints.delete(endpoint);
           return;
@@ -169,7 +187,9 @@ export class EndpointReporter {
         const ended = b.ended.splice(0);
         const late = b.late.splice(0);
         const heldBack = b.heldBack;
+        const deadLetters = b.deadLetters;
         b.heldBack = 0;
+        b.deadLetters = undefined;
         try {
           // a report that cannot go out in a few seconds waits for the next round, not for Temporal to come back
           await this.client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () =>
@@ -186,6 +206,7 @@ export class EndpointReporter {
                   ...(ended.length && { ended }),
                   ...(late.length && { late }),
                   ...(this.budget && { budget: this.budget }),
+                  ...(deadLetters && { deadLetters }),
                 },
               ],
             }),
@@ -196,6 +217,7 @@ export class EndpointReporter {
           b.ended.unshift(...ended);
           b.late.unshift(...late);
           b.heldBack += heldBack;
+          if (deadLetters) b.deadLetters = mergeTally(b.deadLetters, deadLetters);
         }
       }),
     );

@@ -5,9 +5,11 @@ import type { RetryBudget } from '../endpoints/budget';
 import type { EndpointReporter } from './endpoint-reporter';
 import { createMqttPool, type MqttPool } from '../transports/mqtt';
 import type { SigningSecretResolver } from '../transports/signing';
+import type { OperatorEvents } from '../config/operator-events';
 import { createBatchActivities } from './batch';
 import { createAttempt, createDeliverActivities, createRequestAttempt, type AttemptListener } from './deliver';
 import { createProgressActivities } from './progress';
+import { createEventActivities } from './operational-events';
 import { createOrderingActivities } from './ordering';
 import { submissionCheck } from './submission-check';
 import { createRetryActivities } from './retry';
@@ -39,6 +41,8 @@ export interface ActivityDeps {
   signing?: SigningSecretResolver;
   /** The worker's per-endpoint limits over every attempt (activities/admission.ts); none: attempts are not limited. */
   admission?: EndpointAdmission | null;
+  /** Where operational events go (activities/operational-events.ts); none: nowhere. */
+  operatorEvents?: OperatorEvents | null;
 }
 
 /** Every activity the worker registers, configured from its dependencies. */
@@ -72,6 +76,7 @@ export function createActivities(deps: ActivityDeps) {
     }),
     ...createProgressActivities(deps.client ?? null),
     ...createOrderingActivities(deps.client ?? null),
+    ...createEventActivities({ client: deps.client ?? null, operator: deps.operatorEvents ?? null }),
     ...createSubscriptionActivities({ ...deps, mqtt }),
   };
 }

@@ -44,9 +44,16 @@ export async function passLimits(
   },
 ): Promise<LimitsPassed> {
   if (!admission) return { go: true, release: () => undefined };
+  // its time ran out before it came here (queued behind others, or held): it ends, spending no slot
+  if (context.expiry !== null && context.now >= context.expiry) {
+    const words = `${delivery.endpoint} had no room for it in time`;
+    return { go: false, at: context.now, reservedAt: null, held: false, expired: true, disabled: false, words };
+  }
   const reserved = context.reservedAt !== null && context.reservedAt - context.now <= ON_TIME_MS;
   const admitted = await admission.ask(delivery.endpoint, {
     reserved,
+    ...(reserved && { reservedAt: context.reservedAt! }),
+    kind: delivery.kind,
     ...(context.expiry !== null && { notAfter: context.expiry }),
     ...(context.signal && { signal: context.signal }),
   });

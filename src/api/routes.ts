@@ -1,9 +1,12 @@
 import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
+import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { planSubmission } from '../batches';
 import type { EndpointView, Redeliver } from '../client';
 import { DEAD_LETTER_STATES, OPEN_STATES, type DeadLetterState, type DeliveryFilter } from '../delivery/filter';
 import { deliveryIdOf } from '../delivery/ids';
+import type { EndpointHandle } from '../endpoint-handle';
+import type { EndpointControl, EndpointSettingsInput } from '../endpoints/controls';
 import type { DeliveryInput } from '../delivery/types';
 import type { SubscriptionInput } from '../subscription/types';
 import type { Subscriptions } from '../subscriptions';
@@ -13,7 +16,7 @@ import { InvalidInputError, type Problem } from '../errors';
 import { DeliveryState } from '../workflows/definitions';
 import type { RedriveJobs } from './jobs';
 import { ALL_TENANTS, holdsTenant, type ApiKey, type Role } from './keys';
-import { HttpProblem, notFound } from './problems';
+import { HttpProblem, notFound, UNAVAILABLE_RETRY_AFTER_S } from './problems';
 import * as s from './schemas';
 
 /** What a route's handler works with. */
@@ -36,7 +39,7 @@ export interface Call<P, Q, B> {
  * handler's result must fit the success schema (the types check it).
  */
 export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH';
   /** OpenAPI's form: `/v1/deliveries/{deliveryId}`. */
   path: string;
   operationId: string;
@@ -163,6 +166,113 @@ const control = (name: 'retry-now' | 'pause' | 'resume' | 'cancel', summary: str
       return handle.cancel();
     },
   });
+
+/** An endpoint the key may see: any for a `*` key, else one its tenants send to; 404 for any other. */
+async function readableEndpoint(key: ApiKey, api: ApiContext, endpoint: string): Promise<EndpointHandle> {
+  const handle = api.redeliver.endpoint(endpoint);
+  if (key.tenants !== ALL_TENANTS && !(await api.redeliver.count({ endpoint: handle.endpoint, tenant: [...key.tenants] })))
+    throw new HttpProblem(404, `no delivery of this key's tenants goes to ${handle.endpoint}`);
+  return handle;
+}
+
+/** How long a change waits for a worker to apply it (the endpoint's workflow runs on the workers) before the answer is 503. */
+export const ENDPOINT_CHANGE_WAIT_MS = 10_000;
+
+/**
+ * A change to an endpoint's controls, answered with the control every worker now reads. It holds every tenant's
+ * deliveries to the endpoint, so it takes a key for every tenant.
+ */
+async function changeEndpoint(
+  key: ApiKey,
+  api: ApiContext,
+  endpoint: string,
+  change: (handle: EndpointHandle) => Promise<EndpointControl>,
+) {
+  const handle = api.redeliver.endpoint(endpoint);
+  if (key.tenants !== ALL_TENANTS)
+    throw new HttpProblem(403, `a change to ${handle.endpoint} holds every tenant's deliveries to it: it takes a key of tenants ["*"]`);
+  try {
+    const control = await api.redeliver.client.withDeadline(Date.now() + ENDPOINT_CHANGE_WAIT_MS, () => change(handle));
+    return { endpoint: handle.endpoint, ...control };
+  } catch (err) {
+    if (!(err instanceof WorkflowUpdateRPCTimeoutOrCancelledError)) throw err;
+    // sent, not refused: the endpoint's workflow applies it once a worker runs it, unless the server loses it first
+    const detail =
+      `no worker of task queue ${api.redeliver.taskQueue} applied the change to ${handle.endpoint} within ` +
+      `${ENDPOINT_CHANGE_WAIT_MS / 1000} s: is one running? It may still apply; GET /v1/endpoints/{endpoint} shows what holds`;
+    throw new HttpProblem(503, detail, { headers: { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_S) } });
+  }
+}
+
+const ENDPOINT_EXAMPLE = '$API/v1/endpoints/ingest.example.com';
+
+/** A change of the endpoint's mode; `reason`: it takes one (`{"reason"}`), this in its example. */
+const endpointMode = (name: 'pause' | 'resume' | 'disable' | 'enable', summary: string, reason?: string) =>
+  route({
+    method: 'POST',
+    path: `/v1/endpoints/{endpoint}/${name}`,
+    operationId: `${name}Endpoint`,
+    summary,
+    role: 'operate',
+    params: s.endpointParams,
+    ...(reason !== undefined && { body: s.endpointReasonBody }),
+    success: { status: 200, description: "the endpoint's control, as every worker now reads it", schema: s.endpointControlSchema },
+    errors: [400, 413, 415],
+    example: `${CURL} -X POST ${reason ? `-H 'Content-Type: application/json' -d '{"reason":"${reason}"}' ` : ''}${ENDPOINT_EXAMPLE}/${name}`,
+    handle: ({ params, body, key, api }) =>
+      changeEndpoint(key, api, params.endpoint, (handle) => {
+        const given = (body as { reason?: string } | undefined)?.reason;
+        return name === 'pause' || name === 'disable' ? handle[name](given) : handle[name]();
+      }),
+  });
+
+const ENDPOINT_ROUTES = [
+  route({
+    method: 'GET',
+    path: '/v1/endpoints/{endpoint}',
+    operationId: 'getEndpoint',
+    summary: "An endpoint's control: its own settings, its mode and its breaker, as every worker applies them",
+    description:
+      "What `redeliver endpoint show --json` prints. A key of some tenants sees the endpoints they send to; `GET /v1/endpoints` has the endpoint's health figures.",
+    role: 'read',
+    params: s.endpointParams,
+    success: { status: 200, description: 'its control', schema: s.endpointControlSchema },
+    errors: [400, 404],
+    example: `${CURL} ${ENDPOINT_EXAMPLE}`,
+    handle: async ({ params, key, api }) => {
+      const handle = await readableEndpoint(key, api, params.endpoint);
+      return { endpoint: handle.endpoint, ...(await handle.control()) };
+    },
+  }),
+  route({
+    method: 'PATCH',
+    path: '/v1/endpoints/{endpoint}/settings',
+    operationId: 'setEndpoint',
+    summary: "Set an endpoint's limits, breaker and auto-disable, over every attempt to it from all workers",
+    description:
+      'A JSON merge patch, as `redeliver endpoint set` (a field given sets it, null gives it back to the default, a field ' +
+      "left out stays). Answers once the endpoint's workflow holds it; every worker reads it within 2 s. Takes a key of " +
+      `tenants \`["*"]\`: the endpoint is every tenant's. 503 when no worker applied it within ${ENDPOINT_CHANGE_WAIT_MS / 1000} s.`,
+    role: 'operate',
+    params: s.endpointParams,
+    body: s.endpointSettingsBody,
+    bodyCheckedByHandler: true,
+    success: { status: 200, description: "the endpoint's control, as every worker now reads it", schema: s.endpointControlSchema },
+    errors: [400, 413, 415],
+    example: `${CURL} -X PATCH -H 'Content-Type: application/json' -d '{"maxInFlight":50,"rate":"200/s"}' ${ENDPOINT_EXAMPLE}/settings`,
+    handle: ({ params, body, key, api }) => {
+      if (!isObject(body) || Object.keys(body).length === 0) {
+        const message = `must be an object of at least one of ${Object.keys(s.endpointSettingsBody.shape).join(', ')}`;
+        throw new InvalidInputError([{ field: '(body)', message }], '(body)');
+      }
+      return changeEndpoint(key, api, params.endpoint, (handle) => handle.set(body as EndpointSettingsInput));
+    },
+  }),
+  endpointMode('pause', 'Pause an endpoint: every attempt to it is held, none sent, until resumed (max ages run on)', 'maintenance'),
+  endpointMode('resume', 'Resume an endpoint after a pause or a disable: held deliveries go within 30 s'),
+  endpointMode('disable', 'Disable an endpoint: every attempt to it ends its delivery as a dead letter (rejected) saying so', 'retired'),
+  endpointMode('enable', 'Enable an endpoint again: the same as resume; redrive what it dead-lettered'),
+];
 
 const page = async (key: ApiKey, api: ApiContext, query: FilterInput & { limit?: number; cursor?: string }, states?: readonly string[]) => {
   const filter = scoped(key, query, states);
@@ -307,6 +417,7 @@ export const ROUTES: readonly Route[] = [
     example: `${CURL} "$API/v1/endpoints?endpoint=ingest.example.com"`,
     handle: ({ query, key, api }) => visibleEndpoints(key, api, query.endpoint),
   }),
+  ...ENDPOINT_ROUTES,
   route({
     method: 'GET',
     path: '/v1/downtime',

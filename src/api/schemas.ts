@@ -98,6 +98,52 @@ export const downtimeQuery = z.object({
   since: z.string().optional().meta({ description: 'an ISO date, or a duration ago such as 24h' }),
 });
 
+export const endpointParams = z.object({
+  endpoint: host.meta({
+    description: 'host[:port] as `GET /v1/endpoints` names it, or a URL of it; URL-encoded (`ingest.example.com`, `%5B%3A%3A1%5D%3A8080`)',
+  }),
+});
+
+const durationOrMs = (range: string, extra = '') =>
+  z
+    .union([z.number(), z.string(), z.null()])
+    .optional()
+    .meta({ description: `ms, or a duration such as "5s" or "1h", from ${range}${extra}; null: the default` });
+
+/** What `Redeliver.endpoint(E).set` takes, checked by its own code (endpoints/controls.ts) so that each problem names its field. */
+export const endpointSettingsBody = z
+  .object({
+    maxInFlight: z
+      .union([z.number().int(), z.literal('off'), z.null()])
+      .optional()
+      .meta({ description: 'attempts in flight at once, all workers together, 1 to 100000; "off": none; null: the workers\' default' }),
+    rate: z.union([z.number(), z.string(), z.null()]).optional().meta({
+      description:
+        'attempts per second, all workers together: 200, "200/s", "12000/min" (above 0, at most 1000000); "off": none; null: the workers\' default',
+    }),
+    breaker: z
+      .enum(['on', 'off'])
+      .nullable()
+      .optional()
+      .meta({ description: 'the circuit breaker: while the endpoint is failing, one probe at a time; null: the default, off' }),
+    probeEvery: durationOrMs('100 ms to 1 h', ': while the breaker is open, at most one probe per this long (default 1 s)'),
+    autoDisableAfter: durationOrMs('1 min to 90 days, or "off"', ': disable the endpoint once it has been failing this long (default off)'),
+    priority: z.enum(['deadline-first', 'fifo']).nullable().optional().meta({
+      description:
+        'who goes first when the limits make slots scarce: command responses, then events, then telemetry (deadline-first), or arrival order (fifo); null: the default, deadline-first',
+    }),
+  })
+  .strict()
+  .meta({
+    id: 'EndpointSettingsChange',
+    description: 'A JSON merge patch of the settings: a field given sets it, null gives it back to the default, a field left out stays.',
+  });
+
+export const endpointReasonBody = z
+  .object({ reason: z.string().max(500).optional().meta({ description: 'why, shown in the reason of every delivery it holds or ends' }) })
+  .strict()
+  .optional();
+
 export const reasonBody = z
   .object({ reason: z.string().max(1000).optional().meta({ description: 'why, shown in status and the UI' }) })
   .strict()
@@ -240,6 +286,41 @@ export const endpointsSchema = z.array(
     })
     .meta({ id: 'Endpoint', description: 'What `redeliver endpoints --json` prints, one per endpoint.' }),
 );
+
+export const endpointControlSchema = z
+  .object({
+    endpoint: z.string().meta({ description: 'host[:port]' }),
+    settings: z
+      .object({
+        maxInFlight: z.union([z.number().int(), z.literal('off')]).optional(),
+        rate: z
+          .union([z.number(), z.literal('off')])
+          .optional()
+          .meta({ description: 'attempts per second' }),
+        breaker: z.enum(['on', 'off']).optional(),
+        probeEvery: z.number().optional().meta({ description: 'ms' }),
+        autoDisableAfter: z
+          .union([z.number(), z.literal('off')])
+          .optional()
+          .meta({ description: 'ms' }),
+        priority: z.enum(['deadline-first', 'fifo']).optional(),
+      })
+      .meta({ description: "the endpoint's own settings; a field left out: the workers' default" }),
+    mode: z
+      .object({
+        state: z.enum(['paused', 'disabled']),
+        reason: z.string(),
+        since: z.number().meta({ description: 'epoch ms' }),
+        by: z.enum(['operator', 'auto']).meta({ description: 'auto: disabled by itself, after failing for autoDisableAfter' }),
+      })
+      .optional()
+      .meta({ description: 'absent: active' }),
+    breaker: z
+      .object({ open: z.boolean(), since: z.number().nullable().meta({ description: 'epoch ms' }), prober: z.string().nullable() })
+      .optional()
+      .meta({ description: 'present while the breaker is open: the endpoint is failing, one probe at a time' }),
+  })
+  .meta({ id: 'EndpointControl', description: 'What `redeliver endpoint show --json` prints: what every worker applies to the endpoint.' });
 
 export const downtimeSchema = z.array(
   z

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { EndpointControl, EndpointSettingsChange } from '../endpoints/controls';
 import { checkSettingsChange, DEFAULT_PROBE_EVERY_MS, limitsInWords, limitsOf, NO_LIMITS } from '../endpoints/controls';
 import type { EndpointHandle } from '../endpoint-handle';
+import { DEFAULT_PRIORITY } from '../endpoints/priority';
 import { formatDuration } from '../policy/duration';
 import { InvalidInputError, type Problem } from '../errors';
 import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
@@ -13,6 +14,7 @@ interface SetFlags extends ConnectionFlags {
   breaker?: string;
   probeEvery?: string;
   autoDisableAfter?: string;
+  priority?: string;
   json?: boolean;
 }
 
@@ -35,6 +37,10 @@ export function registerEndpoint(program: Command): void {
       .option('--breaker <on|off|default>', 'the circuit breaker: while the endpoint is failing, one probe at a time (default off)')
       .option('--probe-every <duration|default>', 'while the breaker is open, at most one probe per this long (default 1s)')
       .option('--auto-disable-after <duration|off|default>', 'disable the endpoint once it has been failing this long (default off)')
+      .option(
+        '--priority <deadline-first|fifo|default>',
+        'who goes first when slots are scarce: command responses, then events, then telemetry (deadline-first, the default), or fifo',
+      )
       .option('--json', 'print JSON'),
   )
     .addHelpText(
@@ -100,6 +106,7 @@ const FLAGS = {
   breaker: '--breaker',
   probeEvery: '--probe-every',
   autoDisableAfter: '--auto-disable-after',
+  priority: '--priority',
 } as const;
 
 /** The flags as a settings change (`default`: back to the workers' default), checked here so that problems name the flags. */
@@ -113,12 +120,16 @@ function settingsFromFlags(flags: SetFlags): EndpointSettingsChange {
       breaker: given(flags.breaker),
       probeEvery: given(flags.probeEvery),
       autoDisableAfter: given(flags.autoDisableAfter),
+      priority: given(flags.priority),
     }).filter(([, v]) => v !== undefined),
   );
   const { change, problems } = checkSettingsChange(input);
   const named: Problem[] = problems.map((p) => ({ field: FLAGS[p.field as keyof typeof FLAGS] ?? p.field, message: p.message }));
   if (Object.keys(input).length === 0)
-    named.push({ field: '--max-in-flight', message: 'or --rate, --breaker, --probe-every, --auto-disable-after: give at least one' });
+    named.push({
+      field: '--max-in-flight',
+      message: 'or --rate, --breaker, --probe-every, --auto-disable-after, --priority: give at least one',
+    });
   if (named.length) throw new InvalidInputError(named, 'flags');
   return change;
 }
@@ -131,5 +142,13 @@ function describe(endpoint: string, control: EndpointControl): string[] {
   const breakerWords = settings.breaker !== 'on' ? 'off' : breaker?.open ? `open (failing): ${probe}` : `closed (${probe} while failing)`;
   const modeWords = mode ? `${mode.state} since ${new Date(mode.since).toISOString()} (${mode.by}): ${mode.reason}` : 'active';
   const auto = typeof settings.autoDisableAfter === 'number' ? `after failing ${formatDuration(settings.autoDisableAfter)}` : 'off';
-  return [`${endpoint}`, `  mode:    ${modeWords}`, `  limits:  ${limits}`, `  breaker: ${breakerWords}`, `  auto-disable: ${auto}`];
+  const priority = settings.priority ?? `${DEFAULT_PRIORITY} (the default)`;
+  return [
+    `${endpoint}`,
+    `  mode:    ${modeWords}`,
+    `  limits:  ${limits}`,
+    `  priority: ${priority}`,
+    `  breaker: ${breakerWords}`,
+    `  auto-disable: ${auto}`,
+  ];
 }

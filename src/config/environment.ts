@@ -175,6 +175,20 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     default: 'none',
   },
   {
+    name: 'REDELIVER_OPERATOR_URLS',
+    readBy: ['worker'],
+    meaning:
+      'http(s) URLs, comma-separated, that operational events (`endpoint.failing`, `endpoint.recovered`, `endpoint.disabled`, `deliveries.dead-lettered`) are delivered to, each event a delivery of its own (docs/endpoint-health.md)',
+    default: 'none: no events',
+  },
+  {
+    name: 'REDELIVER_OPERATOR_SIGNING_SECRET',
+    readBy: ['worker'],
+    meaning:
+      'the name of the signing secret operational events are signed with (`REDELIVER_SIGNING_SECRETS_<NAME>`, bound to every operator URL)',
+    default: 'none: required with `REDELIVER_OPERATOR_URLS`',
+  },
+  {
     name: 'REDELIVER_WORKFLOW_BUNDLE',
     readBy: ['worker'],
     meaning: 'a pre-built workflow bundle (`redeliver bundle`); the image sets it',

@@ -7,8 +7,9 @@ import { parseDuration } from '../policy/duration';
 import { TRACES_EXPORTERS, type TracesExporter } from '../telemetry/tracing';
 import { AddressGuard } from '../transports/address-guard';
 import { credentialProblems } from '../transports/mqtt-credentials';
-import { signingSecretProblems } from '../transports/signing';
+import { signingSecretProblems, signingSecretsFromEnvironment } from '../transports/signing';
 import { EnvReader, type Environment } from './errors';
+import { readOperatorEvents, type OperatorEvents } from './operator-events';
 import { readTemporalConnection, type TemporalConnectionConfig } from './temporal';
 
 import { DEFAULT_TASK_QUEUE } from '../delivery/ids';
@@ -57,6 +58,8 @@ export interface WorkerSettings extends ClientSettings, RuntimeSettings {
   endpointLimits: EndpointLimits;
   /** Report attempts to each endpoint's workflow (health, downtime, the budget's share per worker). */
   endpointHealth: boolean;
+  /** Where operational events go, signed (docs/endpoint-health.md); null: nowhere. */
+  operatorEvents: OperatorEvents | null;
 }
 
 /** The defaults of a Redeliver on a Client the application made; never throws (the Client is configured already). */
@@ -117,6 +120,7 @@ export function workerSettingsFromEnv(env: Environment = process.env): WorkerSet
     retryBudget: DEFAULT_RETRY_BUDGET,
     endpointLimits: readEndpointLimits(reader),
     endpointHealth: true,
+    operatorEvents: readOperatorEvents(reader, signingSecretsFromEnvironment(reader.env)),
   };
   const workflowTasks = reader.positiveInt('REDELIVER_MAX_CONCURRENT_WORKFLOW_TASKS');
   settings.retryBudget = readRetryBudget(reader);

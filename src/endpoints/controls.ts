@@ -1,6 +1,7 @@
 import type { Problem } from '../errors';
 import { parseDuration } from '../policy/duration';
 import type { EndpointHealthState } from './health';
+import { PRIORITIES, type Priority } from './priority';
 
 /*
  * What an operator sets on one endpoint (`redeliver endpoint set`, Redeliver.setEndpoint), kept by the
@@ -23,6 +24,11 @@ export interface EndpointSettings {
   probeEvery?: number;
   /** Disable the endpoint once it has been failing this long (ms); `off`, the default: never by itself. */
   autoDisableAfter?: number | 'off';
+  /**
+   * Who goes first when the limits make slots scarce: `deadline-first`, the default, command responses before
+   * events before telemetry; `fifo`: in arrival order (endpoints/priority.ts).
+   */
+  priority?: Priority;
 }
 
 export const DEFAULT_PROBE_EVERY_MS = 1_000;
@@ -100,7 +106,7 @@ export function breakerFor(
 
 const LIMITS = { maxInFlight: { min: 1, max: 100_000 }, rate: { min: 0.001, max: 1_000_000 } } as const;
 const PROBE_EVERY = { min: 100, max: 3_600_000 } as const;
-const KNOWN = 'known: maxInFlight, rate, breaker, probeEvery, autoDisableAfter';
+const KNOWN = 'known: maxInFlight, rate, breaker, probeEvery, autoDisableAfter, priority';
 const AUTO_DISABLE = { min: 60_000, max: 90 * 24 * 3_600_000 } as const;
 const PER = { s: 1, sec: 1, second: 1, m: 60, min: 60, minute: 60, h: 3600, hour: 3600 } as const;
 
@@ -132,7 +138,7 @@ export function checkSettingsChange(input: unknown): { change: EndpointSettingsC
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return { change: {}, problems: [{ field: '(settings)', message: `must be an object (${KNOWN})` }] };
   }
-  const { maxInFlight, rate, breaker, probeEvery, autoDisableAfter, ...rest } = input as Record<string, unknown>;
+  const { maxInFlight, rate, breaker, probeEvery, autoDisableAfter, priority, ...rest } = input as Record<string, unknown>;
   for (const key of Object.keys(rest)) problems.push({ field: key, message: `is not a known field (${KNOWN})` });
   const change: EndpointSettingsChange = {};
   const m = boundOf('maxInFlight', maxInFlight, problems);
@@ -158,6 +164,12 @@ export function checkSettingsChange(input: unknown): { change: EndpointSettingsC
     const message = `must be a duration from 1m to 90d, "off", or null for the default; got ${JSON.stringify(autoDisableAfter)}`;
     problems.push({ field: 'autoDisableAfter', message });
   }
+  if (priority === null || PRIORITIES.includes(priority as Priority)) change.priority = priority as Priority | null;
+  else if (priority !== undefined)
+    problems.push({
+      field: 'priority',
+      message: `must be "deadline-first", "fifo", or null for the default; got ${JSON.stringify(priority)}`,
+    });
   return { change, problems };
 }
 

@@ -44,6 +44,18 @@ export interface DeliveryEnd {
   count?: number;
 }
 
+/** The outcomes that leave a dead letter (delivery/filter.ts DEAD_LETTER_STATES). */
+export type DeadLetterOutcome = 'rejected' | 'expired' | 'exhausted' | 'dropped';
+
+/** Dead letters of one endpoint, tallied by a worker between two reports and by the workflow over a window. */
+export interface DeadLetterTally {
+  count: number;
+  outcomes: Partial<Record<DeadLetterOutcome, number>>;
+  /** The earliest and the latest dead letter tallied (epoch ms). */
+  first: { deliveryId: string; at: number };
+  last: { deliveryId: string; at: number };
+}
+
 /** How late the retries planned for one second went out (planned by a backoff timer, or a budget slot). */
 export interface RetryLateness {
   /** When the first of them was planned (epoch ms). */
@@ -124,6 +136,8 @@ export interface EndpointReport {
   late?: RetryLateness[];
   /** The retry budget it runs with (absent from older workers). */
   budget?: ReportedBudget;
+  /** Deliveries to the endpoint that ended dead letters since its last report (absent from older workers). */
+  deadLetters?: DeadLetterTally;
 }
 
 /** An endpoint as `redeliver endpoints` shows it. Field names are stable (JSON output). */

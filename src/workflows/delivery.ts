@@ -4,6 +4,7 @@ import { orderingNoticeSignal, pauseUpdate, resumeUpdate, retryNowUpdate, status
 import { DeliveryTracker, type DeliveryWorkflowInput } from './delivery-state';
 import { attemptInTurn } from './delivery-turn';
 import { DEFAULT_HISTORY_LIMIT } from './history';
+import { tellDeadLetter } from './operational-events';
 import { leaveKey, leftWith, waitForTurn } from './ordering-turn';
 import { RetryingActivity, retryOnServer } from './server-retries';
 import { retryOnTimers } from './timer-retries';
@@ -50,6 +51,7 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
     const handedOver = input.firstAttempt && patched(HANDED_OVER_FIRST_ATTEMPT);
     const first = handedOver ? d.handedOver(input.firstAttempt!) : await attemptInTurn(d, input.limited === true);
     const result = first ?? (await retryOnTimers(d, historyLimit)) ?? (await retryOnServer(d, retrying, historyLimit));
+    tellDeadLetter(input.delivery, result);
     return ordered ? await leftWith(d, result) : result;
   } catch (err) {
     if (isCancellation(err)) {

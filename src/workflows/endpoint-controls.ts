@@ -41,7 +41,11 @@ export class EndpointControls {
   private breaker: BreakerState;
   private mode: EndpointMode | undefined;
 
-  constructor(carried?: ControlsCarried) {
+  /** `disabled`: told when the endpoint is disabled, by an operator or by itself (operational events). */
+  constructor(
+    carried?: ControlsCarried,
+    private readonly disabled: (mode: EndpointMode) => void = () => undefined,
+  ) {
     this.settings = { ...carried?.settings };
     this.breaker = carried?.breaker ?? CLOSED;
     this.mode = carried?.mode;
@@ -49,14 +53,18 @@ export class EndpointControls {
     if (this.keepsOpen && JSON.stringify(workflowInfo().memo?.[CONTROL_MEMO]) !== JSON.stringify(this.control())) this.publish();
   }
 
-  /** Registers the updates; a change with a bad field is refused by the validator, naming it. */
-  register(): void {
+  /**
+   * Registers the updates; a change with a bad field is refused by the validator, naming it. `announce`
+   * sends the events a mode change made (an endpoint disabled) before the update is answered.
+   */
+  register(announce: () => Promise<void> = async () => undefined): void {
     setHandler(
       endpointModeUpdate,
-      (change) => {
-        this.mode = nextMode(this.mode, change, Date.now());
-        this.publish();
-        return this.control();
+      async (change) => {
+        this.changeMode(nextMode(this.mode, change, Date.now()));
+        const control = this.control();
+        await announce();
+        return control;
       },
       { validator: (change) => refuseProblems(modeProblems(change)) },
     );
@@ -99,8 +107,14 @@ export class EndpointControls {
     const failingFor = Date.now() - health.failingSince;
     if (failingFor < after) return;
     const reason = `failing for ${humanDuration(failingFor)} since ${new Date(health.failingSince).toISOString()} (auto-disable after ${humanDuration(after)})`;
-    this.mode = nextMode(this.mode, { state: 'disabled', reason }, Date.now(), 'auto');
+    this.changeMode(nextMode(this.mode, { state: 'disabled', reason }, Date.now(), 'auto'));
+  }
+
+  private changeMode(mode: EndpointMode | undefined): void {
+    const wasDisabled = this.mode?.state === 'disabled';
+    this.mode = mode;
     this.publish();
+    if (mode?.state === 'disabled' && !wasDisabled) this.disabled(mode);
   }
 
   private publish(): void {

@@ -16,6 +16,7 @@ import {
   type EndpointHealthState,
   type HealthLedger,
 } from '../endpoints/health';
+import { EndpointEvents, type EventsCarried } from '../endpoints/operational-events';
 import { exportRecording, openRecording, recordAttempts, recordReport, type EndpointRecording } from '../endpoints/recording';
 import { addToTimeline, type Timeline } from '../endpoints/timeline';
 import type { AttemptOutcome, EndpointStatus } from '../endpoints/types';
@@ -29,6 +30,7 @@ import {
 } from './definitions';
 import { EndpointControls, type ControlsCarried } from './endpoint-controls';
 import { continueAsNewWhenIdle, historyTooLong } from './history';
+import { countTransition, measureState, sendEvents } from './operational-events';
 
 /** Reports arrive about once a second from each worker: outcomes older than this are in order, and recorded. */
 export const SETTLE_MS = 3_000;
@@ -47,6 +49,8 @@ export interface EndpointCarried {
   controls?: ControlsCarried;
   /** Absent in runs carried over from before recordings were kept. */
   recording?: EndpointRecording;
+  /** The operational events' sequence and the dead letters not told yet; absent in runs from before them. */
+  events?: EventsCarried;
   workers: Record<string, number>;
   pending: AttemptOutcome[];
   heldBack: { second: number; count: number }[];
@@ -83,8 +87,12 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
   let pending: AttemptOutcome[] = [...(carried?.pending ?? [])];
   let heldBack = [...(carried?.heldBack ?? [])];
   let lastReportAt = carried?.lastReportAt ?? Date.now();
-  const controls = new EndpointControls(carried?.controls);
-  controls.register();
+  const events = new EndpointEvents(endpoint, carried?.events);
+  const controls = new EndpointControls(carried?.controls, (mode) => {
+    events.disabled(mode);
+    countTransition(endpoint, 'disabled');
+  });
+  controls.register(() => sendEvents(events, Date.now()));
   let reported = false;
   let shownState: EndpointHealthState | null = carried ? healthAt(carried.health, Date.now()).state : null;
 
@@ -134,6 +142,7 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
       if (last?.second === second) last.count += report.heldBack;
       else heldBack.push({ second, count: report.heldBack });
     }
+    if (report.deadLetters) events.deadLettered(report.deadLetters);
     lastReportAt = Date.now();
     reported = true;
   });
@@ -160,11 +169,14 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
 
     const h = healthAt(health, now);
     controls.observe(h, Object.keys(workers));
+    measureState(endpoint, shownState, h.state);
     if (h.state !== shownState) {
+      events.health(shownState, h, h.state === 'failing' && ledger ? (endpointDowntimeReport(ledger, now).current?.reason ?? null) : null);
       upsertSearchAttributes([{ key: EndpointHealth, value: h.state }]);
       shownState = h.state;
     }
     setCurrentDetails(summaryOf(h.state, h.failureRate, h.failingSince, now));
+    await sendEvents(events, now);
 
     if (historyTooLong(historyLimit)) {
       await continueAsNewWhenIdle<typeof endpointWorkflow>({
@@ -177,6 +189,7 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
           health,
           timeline,
           recording,
+          events: events.carried(),
           workers,
           pending,
           heldBack,
@@ -187,7 +200,8 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
 
     // wake for the next report, or when something changes by time alone
     const idleEnds = lastReportAt + IDLE_CLOSE_MS;
-    const woken = await condition(() => reported, Math.max(1, nextChange(now, pending.length > 0, health, h, idleEnds) - now));
+    const wakeAt = Math.min(nextChange(now, pending.length > 0, health, h, idleEnds), events.deadLettersDueAt ?? Infinity);
+    const woken = await condition(() => reported, Math.max(1, wakeAt - now));
     reported = false;
     const idle = !woken && pending.length === 0 && Date.now() >= idleEnds;
     // an endpoint with settings of its own stays, idle or not: a fresh workflow would not have them

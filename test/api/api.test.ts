@@ -281,6 +281,7 @@ describe('tenant isolation', () => {
     const started = await api.call('POST', '/v1/subscriptions', KEYS.a, subscription);
     expect(started).toMatchObject({ status: 202, json: { subscriptionId: `subscription/${A}/d1`, created: true } });
     const sub = idPath(started.json.subscriptionId);
+    const endpointPath = encodeURIComponent(new URL(env.receiver.url).host);
     const requests: Record<string, [string, string, unknown?]> = {
       submit: ['POST', '/v1/deliveries', event()],
       listDeliveries: ['GET', '/v1/deliveries'],
@@ -296,6 +297,12 @@ describe('tenant isolation', () => {
       getRedrive: ['GET', `/v1/redrives/${job}`],
       listEndpoints: ['GET', '/v1/endpoints'],
       getDowntime: ['GET', '/v1/downtime'],
+      getEndpoint: ['GET', `/v1/endpoints/${endpointPath}`],
+      setEndpoint: ['PATCH', `/v1/endpoints/${endpointPath}/settings`, { maxInFlight: 1 }],
+      pauseEndpoint: ['POST', `/v1/endpoints/${endpointPath}/pause`, {}],
+      resumeEndpoint: ['POST', `/v1/endpoints/${endpointPath}/resume`],
+      disableEndpoint: ['POST', `/v1/endpoints/${endpointPath}/disable`, {}],
+      enableEndpoint: ['POST', `/v1/endpoints/${endpointPath}/enable`],
       startSubscription: ['POST', '/v1/subscriptions', subscription],
       getSubscription: ['GET', `/v1/subscriptions/${sub}`],
       stopSubscription: ['POST', `/v1/subscriptions/${sub}/stop`, {}],
@@ -304,7 +311,9 @@ describe('tenant isolation', () => {
     for (const [operation, [method, path, body]] of Object.entries(requests)) {
       const answer = await api.call(method, path, KEYS.b, body);
       const text = JSON.stringify(answer.json);
-      if (['submit', 'startSubscription'].includes(operation)) expect([operation, answer.status]).toEqual([operation, 403]);
+      // an endpoint's controls hold every tenant's deliveries to it: a change takes a key of every tenant
+      if (['submit', 'startSubscription'].includes(operation) || (method !== 'GET' && operation.endsWith('Endpoint')))
+        expect([operation, answer.status]).toEqual([operation, 403]);
       else if (answer.status !== 200 && answer.status !== 202) expect([operation, answer.status]).toEqual([operation, 404]);
       // a list, a job or a report of tenant B's: nothing of A's in it
       else expect([operation, text.includes(A)]).toEqual([operation, false]);

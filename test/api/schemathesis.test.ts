@@ -3,11 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
 import { Redeliver } from '../../src/client';
 import { ensureSchemathesis } from '../../src/dev/schemathesis';
 import { startApi, type TestApi } from '../support/api';
-import { testAddress } from '../support/temporal';
+import { useStubbedWorker } from '../support/stubbed-worker';
 
 // schemathesis, a client nobody here wrote, generates requests from /openapi.json (valid ones, and ones the
 // schema refuses) and checks every answer against the document. Bounded: a fixed number of examples per
@@ -16,17 +15,17 @@ jest.setTimeout(10 * 60_000);
 
 const KEY = `key-${randomUUID()}`;
 let api: TestApi;
-let connection: Connection;
+// a worker whose only activity announces operational events (to no operator URL): the workflows run (an endpoint's
+// answers the changes made to it, and a disable announces itself before it answers), no attempt is ever made, so
+// what schemathesis manages to submit is started and waits, nothing is sent
+const worker = useStubbedWorker({ announceEvents: async () => [] });
 
 beforeAll(async () => {
-  // no worker polls this task queue: what schemathesis manages to submit is started and waits, nothing is sent
-  connection = await Connection.connect({ address: testAddress() });
-  const redeliver = new Redeliver(new Client({ connection }), { taskQueue: `schemathesis-${randomUUID()}` });
+  const redeliver = new Redeliver(worker.client, { taskQueue: worker.taskQueue });
   api = await startApi(redeliver, [{ key: KEY, tenants: ['*'], roles: ['produce', 'operate', 'read'] }]);
 });
 afterAll(async () => {
   await api?.close();
-  await connection?.close();
 });
 
 test('schemathesis finds no 5xx and no answer that breaks the OpenAPI document', async () => {

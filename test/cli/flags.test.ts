@@ -112,7 +112,8 @@ test.each([
   [['--max-in-flight', 'many'], '--max-in-flight: must be a whole number from 1 to 100000'],
   [['--rate', '5/day'], '--rate: must be attempts per second above 0'],
   [['--auto-disable-after', '10s'], '--auto-disable-after: must be a duration from 1m to 90d'],
-  [[], '--max-in-flight: or --rate, --breaker, --probe-every, --auto-disable-after: give at least one'],
+  [['--priority', 'urgent'], '--priority: must be "deadline-first", "fifo", or null for the default; got "urgent"'],
+  [[], '--max-in-flight: or --rate, --breaker, --probe-every, --auto-disable-after, --priority: give at least one'],
 ])('endpoint set %j: exit 2 naming the flag, before connecting', async (flags, message) => {
   const run = await runCli(['endpoint', 'set', 'ingest.example.com', ...flags, ...NOWHERE]);
   expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 2, stdout: '' });

@@ -14,7 +14,7 @@ describe('endpoint settings', () => {
 
   test('every bad field is named at once; off, numbers and null (the default again) are taken', () => {
     expect(checkSettingsChange({ maxInFlight: 2.5, rate: '200/day', burst: 3 }).problems).toEqual([
-      { field: 'burst', message: 'is not a known field (known: maxInFlight, rate, breaker, probeEvery, autoDisableAfter)' },
+      { field: 'burst', message: 'is not a known field (known: maxInFlight, rate, breaker, probeEvery, autoDisableAfter, priority)' },
       { field: 'maxInFlight', message: 'must be a whole number from 1 to 100000, "off", or null for the default; got 2.5' },
       {
         field: 'rate',

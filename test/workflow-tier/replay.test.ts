@@ -52,6 +52,8 @@ test('every recorded history replays on the current workflow code', async () => 
   // the endpoint's breaker opening and closing, published in its memo (endpoint-breaker)
   expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_breaker.json');
   expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_reports.json');
+  // an endpoint announcing its operational events: failing, recovered, dead letters, disabled (operational-events)
+  expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_events.json');
   // ordering keys (docs/ordering.md): deliveries queued behind one another, and their keys' sequencers
   for (const file of [
     'deliveryWorkflow_ordered-head',

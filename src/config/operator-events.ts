@@ -1,0 +1,83 @@
+import { releaseSecret } from '../transports/secret-binding';
+import { SIGNING_SECRET, type SigningSecretResolver } from '../transports/signing';
+import type { ConfigProblem, EnvReader } from './errors';
+
+/** Where a worker sends operational events (docs/endpoint-health.md, "Operational events"), always signed. */
+export interface OperatorEvents {
+  /** The operator URLs: each event is a delivery (kind `event`) to each of them. */
+  urls: readonly string[];
+  /** The name of the signing secret they are signed with, resolved as any target's (README, "Signed requests"). */
+  signing: string;
+}
+
+export const OPERATOR_URLS_ENV = 'REDELIVER_OPERATOR_URLS';
+export const OPERATOR_SIGNING_ENV = 'REDELIVER_OPERATOR_SIGNING_SECRET';
+
+/** What each problem names: the variables, or createWorker's option. */
+export interface OperatorEventsFields {
+  urls: string;
+  signing: string;
+}
+
+const OPTION_FIELDS: OperatorEventsFields = { urls: 'operatorEvents.urls', signing: 'operatorEvents.signing' };
+
+/** REDELIVER_OPERATOR_URLS (comma- or space-separated) and REDELIVER_OPERATOR_SIGNING_SECRET; null when no URL is set. */
+export function readOperatorEvents(reader: EnvReader, resolve: SigningSecretResolver): OperatorEvents | null {
+  const urls =
+    reader
+      .string(OPERATOR_URLS_ENV)
+      ?.split(/[\s,]+/)
+      .filter(Boolean) ?? [];
+  const signing = reader.string(OPERATOR_SIGNING_ENV);
+  if (urls.length === 0) {
+    if (signing !== undefined)
+      reader.problem(OPERATOR_SIGNING_ENV, `is set, but ${OPERATOR_URLS_ENV} is not: no operator URL to sign events for`);
+    return null;
+  }
+  const events = { urls, signing: signing ?? '' };
+  const fields = { urls: OPERATOR_URLS_ENV, signing: OPERATOR_SIGNING_ENV };
+  for (const p of operatorEventsProblems(events, resolve, fields)) reader.problem(p.variable, p.message);
+  return events;
+}
+
+/**
+ * Operator URLs that an event could not be sent to, found before the worker starts: a URL that is not http(s),
+ * no signing secret (events are always signed), or one this worker cannot resolve or that is not bound to a URL.
+ */
+export function operatorEventsProblems(
+  events: OperatorEvents,
+  resolve: SigningSecretResolver,
+  fields: OperatorEventsFields = OPTION_FIELDS,
+): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const urls = events.urls.filter((url) => {
+    const ok = /^https?:$/.test(parsedUrl(url)?.protocol ?? '');
+    if (!ok) problems.push({ variable: fields.urls, message: `${JSON.stringify(url)} is not an http(s) URL` });
+    return ok;
+  });
+  if (!events.signing) {
+    const example = '`operator` (its secret in REDELIVER_SIGNING_SECRETS_OPERATOR, bound to the operator URLs)';
+    problems.push({
+      variable: fields.signing,
+      message: `must name the signing secret operational events are signed with, e.g. ${example}`,
+    });
+    return problems;
+  }
+  for (const url of urls) {
+    const released = releaseSecret(SIGNING_SECRET, events.signing, url, resolve);
+    if (released.ok) continue;
+    const o = released.outcome;
+    const message =
+      o.kind === 'unbound-secret' ? `${o.secret} is not bound to ${o.target}. ${o.hint}` : o.kind === 'invalid-target' ? o.message : o.kind;
+    problems.push({ variable: fields.signing, message });
+  }
+  return problems;
+}
+
+function parsedUrl(url: string): URL | undefined {
+  try {
+    return new URL(url);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * The recorded history of an endpoint's workflow that announces operational events (record-histories.ts calls
+ * this; docs/endpoint-health.md, "Operational events"): an endpoint of its own fails and recovers, dead letters
+ * are told, an operator disables it and enables it again. Each event is an `announceEvents` activity behind
+ * the `operational-events` patch: endpointWorkflow_events.json.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import type { Redeliver } from '../client';
+import { endpointWorkflowId } from '../delivery/ids';
+import { startFlakyEndpoint } from '../demo/flaky-endpoint';
+
+export async function recordEventHistories(redeliver: Redeliver, outDir: string, only: string[]): Promise<void> {
+  if (only.length > 0 && !only.includes('endpoint-events')) return;
+  const endpoint = await startFlakyEndpoint();
+  try {
+    const policy = { jitter: 'none', initial: '500ms', min: '500ms', max: '500ms' } as const;
+    const message = (n: number, query: string) => ({
+      kind: 'event' as const,
+      tenant: 'fixtures',
+      device: 'device-1',
+      messageId: `events-${n}`,
+      target: `${endpoint.url}/events?${query}`,
+      payload: { n },
+      policy,
+    });
+    // failing (503s), then recovering; then three dead letters (400s), told in one event
+    const failing = await redeliver.submitMany([1, 2, 3, 4].map((n) => message(n, 'fail=8&status=503')));
+    await Promise.all(failing.map((h) => h.result()));
+    const refused = await redeliver.submitMany([5, 6, 7].map((n) => message(n, 'fail=99&status=400')));
+    await Promise.all(refused.map((h) => h.result()));
+    // reported within a second, recorded 3 s after
+    await new Promise((res) => setTimeout(res, 6_000));
+    const handle = redeliver.endpoint(endpoint.url);
+    await handle.disable('fixture');
+    await handle.resume();
+    const history = await redeliver.client.workflow.getHandle(endpointWorkflowId(handle.endpoint, 'record-histories')).fetchHistory();
+    const file = path.join(outDir, 'endpointWorkflow_events.json');
+    writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+    console.log(`endpoint-events: ${history.events?.length} events → ${path.relative(process.cwd(), file)}`);
+  } finally {
+    await endpoint.close();
+  }
+}
