@@ -55,16 +55,16 @@ export class EndpointControls {
 
   /**
    * Registers the updates; a change with a bad field is refused by the validator, naming it. `announce`
-   * sends the events a mode change made (an endpoint disabled) before the update is answered.
+   * starts sending the events a mode change made (an endpoint disabled); the update is answered at once, the
+   * change in force, not held until they are sent (a worker whose activity slots are full would hold it).
    */
-  register(announce: () => Promise<void> = async () => undefined): void {
+  register(announce: () => void = () => undefined): void {
     setHandler(
       endpointModeUpdate,
-      async (change) => {
+      (change) => {
         this.changeMode(nextMode(this.mode, change, Date.now()));
-        const control = this.control();
-        await announce();
-        return control;
+        announce();
+        return this.control();
       },
       { validator: (change) => refuseProblems(modeProblems(change)) },
     );

@@ -92,7 +92,14 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
     events.disabled(mode);
     countTransition(endpoint, 'disabled');
   });
-  controls.register(() => sendEvents(events, Date.now()));
+  // events a handler started sending: the run does not end (or continue as new) before they have gone
+  const announcing = new Set<Promise<void>>();
+  controls.register(() => {
+    const sent = sendEvents(events, Date.now());
+    announcing.add(sent);
+    void sent.finally(() => announcing.delete(sent));
+  });
+  const announced = () => Promise.all(announcing);
   let reported = false;
   let shownState: EndpointHealthState | null = carried ? healthAt(carried.health, Date.now()).state : null;
 
@@ -179,6 +186,7 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
     await sendEvents(events, now);
 
     if (historyTooLong(historyLimit)) {
+      await announced();
       await continueAsNewWhenIdle<typeof endpointWorkflow>({
         endpoint,
         historyLimit,
@@ -206,7 +214,10 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
     const idle = !woken && pending.length === 0 && Date.now() >= idleEnds;
     // an endpoint with settings of its own stays, idle or not: a fresh workflow would not have them
     if (idle && controls.keepsOpen) lastReportAt = Date.now();
-    else if (idle) return status();
+    else if (idle) {
+      await announced();
+      return status();
+    }
   }
 }
 

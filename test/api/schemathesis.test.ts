@@ -16,8 +16,8 @@ jest.setTimeout(10 * 60_000);
 const KEY = `key-${randomUUID()}`;
 let api: TestApi;
 // a worker whose only activity announces operational events (to no operator URL): the workflows run (an endpoint's
-// answers the changes made to it, and a disable announces itself before it answers), no attempt is ever made, so
-// what schemathesis manages to submit is started and waits, nothing is sent
+// answers the changes made to it; a disable's event is announced), no attempt is ever made, so what schemathesis
+// manages to submit is started and waits, nothing is sent
 const worker = useStubbedWorker({ announceEvents: async () => [] });
 
 beforeAll(async () => {
