@@ -273,13 +273,18 @@ export class DeliveryTracker {
     this.nextAttemptAt = null;
   }
 
-  /** Expired when resumed after the deadline: only a pause can carry a delivery past it, waits never do. */
+  /**
+   * Expired when its turn comes after the deadline: waits never carry a delivery past it, but a pause can, a
+   * queue on its ordering key, or a first attempt that came late (its worker busy). Says which.
+   */
   expiredWhilePaused(): DeliveryResult | null {
     const { deadline } = this.delivery.policy;
     if (deadline === null || this.now() <= deadline) return null;
+    const passed = `the deadline ${new Date(deadline).toISOString()} passed`;
     // an ordered delivery's turn may come after it: it was queued, unless it was paused too
-    const held = this.ordering && this.pausedMs === 0 ? 'queued on its ordering key' : 'paused';
-    return this.finish('expired', `the deadline ${new Date(deadline).toISOString()} passed while ${held}`);
+    if (this.ordering && this.pausedMs === 0) return this.finish('expired', `${passed} while queued on its ordering key`);
+    if (this.pausedMs > 0) return this.finish('expired', `${passed} while paused`);
+    return this.finish('expired', `${passed} before attempt ${this.attempts + 1} could be sent`);
   }
 
   // an attempt made by the workflow (the first one, and every one of the timer path)

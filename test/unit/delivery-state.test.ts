@@ -269,6 +269,17 @@ describe('the controls', () => {
     expect(late.d.expiredWhilePaused()).toMatchObject({ outcome: 'expired', reason: `the deadline ${iso(deadline)} passed while paused` });
   });
 
+  test('a deadline that passed before the first attempt, never paused, says so (not "while paused")', () => {
+    const deadline = T0 + 5_000;
+    const late = tracked({ policy: { ...POLICY, deadline } });
+    late.clock.t = deadline + 1;
+    expect(late.d.expiredWhilePaused()).toMatchObject({
+      outcome: 'expired',
+      attempts: 0,
+      reason: `the deadline ${iso(deadline)} passed before attempt 1 could be sent`,
+    });
+  });
+
   test('a cancelled delivery says so in the list with its attempts', () => {
     const { d, upserts, attempt } = tracked();
     attempt(http503);
