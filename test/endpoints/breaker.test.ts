@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DeliveryInput } from '../../src/delivery/types';
+import { eventsTo } from '../support/messages';
 import { mostInFlight, mostInWindow, startReceiver, type Receiver } from '../support/receiver';
 import { startHarness, testAddress, type Harness } from '../support/temporal';
 import { waitFor } from '../support/wait';
@@ -35,17 +36,9 @@ afterAll(async () => {
   await Promise.all([guarded?.close(), budgetOnly?.close()]);
 });
 
+// retried every 0.1–2 s: without a breaker, the retry budget (10/s) is what bounds them while down
 const deliveries = (receiver: Receiver, device: string): DeliveryInput[] =>
-  Array.from({ length: DELIVERIES }, (_, i) => ({
-    kind: 'event',
-    tenant: 'acme',
-    device,
-    messageId: `${device}-${i}`,
-    target: `${receiver.url}/in`,
-    payload: { i },
-    // retried every 0.1–2 s: without a breaker, the retry budget (10/s) is what bounds them while down
-    policy: { initial: '100ms', min: '100ms', max: '2s' },
-  }));
+  eventsTo(receiver.url, device, DELIVERIES, { initial: '100ms', min: '100ms', max: '2s' });
 
 test('while down, requests fall to the probe rate, one at a time; after recovery, everything drains within the limits', async () => {
   await h.redeliver.endpoint(guarded.url).set(LIMITS);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DeliveryHandle } from '../../src/client';
 import type { DeliveryInput } from '../../src/delivery/types';
 import { partsOf } from '../../src/worker-parts';
+import { eventsTo } from '../support/messages';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { startHarness, testAddress, type Harness } from '../support/temporal';
 import { waitFor } from '../support/wait';
@@ -28,15 +29,7 @@ afterAll(async () => {
 });
 
 const events = (receiver: Receiver, device: string, count: number): DeliveryInput[] =>
-  Array.from({ length: count }, (_, i) => ({
-    kind: 'event',
-    tenant: 'acme',
-    device,
-    messageId: `${device}-${i}`,
-    target: `${receiver.url}/in`,
-    payload: { i },
-    policy: { initial: '100ms', min: '100ms', max: '1s' },
-  }));
+  eventsTo(receiver.url, device, count, { initial: '100ms', min: '100ms', max: '1s' });
 
 /** Why the delivery's pending attempt waits (the activity's last failure), '' when none has. */
 async function heldBecause(handle: DeliveryHandle): Promise<string> {

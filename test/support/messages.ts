@@ -14,3 +14,16 @@ export function eventTo(baseUrl: string, device: string, path: string, extra: Pa
     ...extra,
   };
 }
+
+/** `count` events from `device` to `receiverUrl/in`, message ids `<device>-<i>`, retried with `policy`. */
+export function eventsTo(receiverUrl: string, device: string, count: number, policy: DeliveryInput['policy']): DeliveryInput[] {
+  return Array.from({ length: count }, (_, i) => ({
+    kind: 'event',
+    tenant: 'acme',
+    device,
+    messageId: `${device}-${i}`,
+    target: `${receiverUrl}/in`,
+    payload: { i },
+    policy,
+  }));
+}
