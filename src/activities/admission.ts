@@ -117,7 +117,7 @@ export class EndpointAdmission {
     if (call === 'held') return { go: false, held: true, reason: BREAKER, why };
     const gate = this.gate(endpoint, limitsOf(control?.settings, this.defaults));
     const asking = { ...options, share: this.options.share?.(endpoint) ?? 1, rank: rankOf(options.kind, control?.settings.priority) };
-    const admission = (await this.rateSlot(endpoint, gate, asking)) ?? (await this.permit(gate, asking));
+    const admission = (await this.rateSlot(endpoint, gate, asking)) ?? (await this.permit(endpoint, gate, asking));
     if (call !== 'probe') return admission;
     // one probe at a time: the next when this one has ended, or now if this one waits for its room
     if (!admission.go) {
@@ -275,7 +275,7 @@ export class EndpointAdmission {
   }
 
   /** A place among the attempts in flight: now, after a short wait for one to end, or a turn to come back at. */
-  private async permit(gate: Gate, options: Asking): Promise<Admission> {
+  private async permit(endpoint: string, gate: Gate, options: Asking): Promise<Admission> {
     const max = gate.limits.maxInFlight;
     const release = (durationMs: number) => this.release(gate, durationMs);
     if (max === null) return { go: true, release: (d) => this.measure(gate, d) };
@@ -286,7 +286,7 @@ export class EndpointAdmission {
     }
     const wait = Math.min(LOCAL_WAIT_MS, (options.notAfter ?? Infinity) - this.now());
     if (gate.waiters.ahead(options.rank) < mine && wait > 0 && (await this.waitInQueue(gate.waiters, wait, options))) {
-      return { go: true, release };
+      return this.placeAfterWait(endpoint, gate, options);
     }
     // its turn as attempts end, each turn after the last one planned of its rank and those before it: those
     // sent back do not all come at once. A turn that would end after the delivery's expiry is not taken
@@ -317,9 +317,25 @@ export class EndpointAdmission {
     });
   }
 
+  /**
+   * A place that came after a wait: the rate's cell this attempt took before has gone by meanwhile, and
+   * attempts let in by answers that come together would go out together, past the rate. It passes the strict
+   * bound again, and hands the place on when that says to come back later.
+   */
+  private async placeAfterWait(endpoint: string, gate: Gate, options: Asking): Promise<Admission> {
+    const cell = gate.rate ? await this.strictCell(endpoint, gate, options) : null;
+    if (!cell) return { go: true, release: (durationMs) => this.release(gate, durationMs) };
+    this.handOn(gate);
+    return cell;
+  }
+
   /** An attempt ended: its place goes to the first waiting here, or back to the pool. */
   private release(gate: Gate, durationMs: number): void {
     this.measure(gate, durationMs);
+    this.handOn(gate);
+  }
+
+  private handOn(gate: Gate): void {
     const next = gate.waiters.shift();
     if (next) next();
     else gate.inFlight--;

@@ -90,6 +90,24 @@ describe('EndpointAdmission: one worker takes its share of the limits', () => {
     expect(admission.inFlight(endpoint)).toBe(1);
   });
 
+  test('attempts let in together as others end still go out 1/rate apart', async () => {
+    const admission = new EndpointAdmission({ defaults: { maxInFlight: 2, rate: 10 } });
+    const [a, b] = [await admission.ask(endpoint), await admission.ask(endpoint)];
+    const wentAt: number[] = [];
+    // two more take their cells of the rate (100 ms apart), then wait here for a place in flight
+    const waiting = [admission.ask(endpoint), admission.ask(endpoint)].map((asked) =>
+      asked.then((admitted) => {
+        wentAt.push(Date.now());
+        return admitted;
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    // both places come back at once: the two waiting do not go out together
+    if (a.go && b.go) [a, b].forEach((admitted) => admitted.release(300));
+    expect((await Promise.all(waiting)).map((admitted) => admitted.go)).toEqual([true, true]);
+    expect(wentAt[1]! - wentAt[0]!).toBeGreaterThanOrEqual(95);
+  });
+
   test("an endpoint's own control wins over the defaults, read before each ask", async () => {
     let control = { settings: { maxInFlight: 1 as const } };
     const admission = new EndpointAdmission({ defaults: { maxInFlight: 100, rate: null }, control: async () => control });
