@@ -175,10 +175,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     attempts += result.attempts;
     const numbers = seen.map((r) => r.attempt);
     const expected = Array.from({ length: result.attempts }, (_, a) => a + 1);
-    // every attempt reached the receiver exactly once, in order, and no other (a cancelled delivery's last may not have)
-    const wanted = result.outcome === 'cancelled' ? expected.slice(0, numbers.length) : expected;
+    // every attempt reached the receiver exactly once, in order, and no other. A cancelled delivery's last may not
+    // have, nor a last that failed on the connection before the receiver read it (a connection that did not open in
+    // the attempt's time on a loaded machine: ETIMEDOUT, "nothing was sent"; CI saw one QoS 0 message so, dropped)
+    const lastOnConnection = result.lastError?.class === 'connection' && result.lastError.attempt === result.attempts;
+    const missedLast = lastOnConnection && numbers.length === result.attempts - 1;
+    const wanted = result.outcome === 'cancelled' ? expected.slice(0, numbers.length) : missedLast ? expected.slice(0, -1) : expected;
     if (JSON.stringify(numbers) !== JSON.stringify(wanted))
-      problems.push(`${id} (${result.outcome}, ${result.attempts} attempts): the receiver saw attempts ${JSON.stringify(numbers)}`);
+      problems.push(
+        `${id} (${result.outcome}, ${result.attempts} attempts, last error ${result.lastError?.code ?? 'none'}): the receiver saw attempts ${JSON.stringify(numbers)}`,
+      );
     // delivered: the receiver holds it, from the attempt the workflow saw succeed
     const last = seen.find((r) => r.attempt === result.attempts);
     if (result.outcome === 'delivered' && !(last && held(last) && last.outcome === (last.reply as { status: number }).status)) {

@@ -82,8 +82,9 @@ test("1,000 messages on 10 keys, 20 % faults, a worker SIGKILLed in the middle: 
     const submitted = inputs.filter((i) => i.orderingKey === keyOf(k)).map((i) => i.messageId!);
     expect(env.receiver.firstAccepted().filter((id) => id.startsWith(`${keyOf(k)}-`))).toEqual(submitted);
   }
-  // the faults did happen, and the kill cut attempts off
+  // the faults did happen: each kind at least half its 10 % share of the requests (about 125 of 1,250 expected,
+  // σ ≈ 11: a fixed floor of 100 failed once at exactly 100, 2.4σ below; half the share is 6σ below)
   const proof = env.receiver.requests.filter((r) => r.path === '/proof' && r.messageId?.includes(run));
-  expect(proof.filter((r) => r.outcome === 'reset').length).toBeGreaterThan(100);
-  expect(proof.filter((r) => typeof r.outcome === 'number' && r.outcome >= 500).length).toBeGreaterThan(100);
+  expect(proof.filter((r) => r.outcome === 'reset').length).toBeGreaterThan(0.05 * proof.length);
+  expect(proof.filter((r) => typeof r.outcome === 'number' && r.outcome >= 500).length).toBeGreaterThan(0.05 * proof.length);
 }, 900_000);
