@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redeliver } from '../src/client';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
-import { forkWorkerProcess, quantile, round, startWorkerProcess, waitForCount, type BenchServer, type WorkerProcess } from './harness';
+import { forkWorkerProcess, mb, quantile, round, startWorkerProcess, waitForCount, type BenchServer, type WorkerProcess } from './harness';
 import { benchMessage } from './volume-message';
 import type { ProduceRun } from './producer-process';
 import { volumeRow, waitForDelivered, type VolumeRow } from './volume-row';
@@ -97,6 +97,9 @@ export interface LatencyRow {
   workerCpuMsPerMessage: number;
   serverCpuMsPerMessage: number;
   batches: number;
+  /** The worker's RSS (MB) after each tenth of the run, and its peak: memory while the messages pass through. */
+  workerRssMb: number[];
+  workerPeakRssMb: number;
 }
 
 /**
@@ -113,6 +116,8 @@ export async function batcherLatency(bench: BenchServer, sink: FlakyEndpoint, pe
       const delivered = waitForDelivered(sink, pathname, messages, 60_000 + messages * 20);
       delivered.catch(() => undefined);
       const run: ProduceRun = { sinkUrl: sink.url, path: pathname, perSecond, messages };
+      const workerRssMb: number[] = [];
+      const sampling = setInterval(() => void worker.stats().then((stats) => workerRssMb.push(mb(stats.rss))), seconds * 100);
       const answer = await new Promise<{ submittedAt?: number[]; error?: string }>((resolve) => {
         producer.child.once('message', (m) => resolve(m as { submittedAt?: number[]; error?: string }));
         producer.child.send(run);
@@ -120,6 +125,7 @@ export async function batcherLatency(bench: BenchServer, sink: FlakyEndpoint, pe
       if (!answer.submittedAt) throw new Error(`producer: ${answer.error ?? 'no answer'}`);
       const submittedAt = answer.submittedAt;
       const last = await delivered;
+      clearInterval(sampling);
       const after = { producer: await producer.stats(), worker: await worker.stats(), server: bench.serverCpuMs() };
       const perMessage = (ms: number) => round(ms / messages, 3);
       const batches = (await bench.client.workflow.count(`WorkflowType = 'batchWorkflow' AND TaskQueue = '${taskQueue}'`)).count;
@@ -138,6 +144,8 @@ export async function batcherLatency(bench: BenchServer, sink: FlakyEndpoint, pe
         workerCpuMsPerMessage: perMessage(after.worker.cpuMs - before.worker.cpuMs),
         serverCpuMsPerMessage: perMessage(after.server - before.server),
         batches,
+        workerRssMb,
+        workerPeakRssMb: mb(after.worker.peakRss),
       };
     } finally {
       await producer.stop();

@@ -560,7 +560,7 @@ function clusterReport(rows: ClusterBenchRow[]): string[] {
   return parts;
 }
 
-function volumeReport({ rows, latency }: VolumeResults): string[] {
+function volumeReport({ rows, latency, streamed }: VolumeResults): string[] {
   const parts = ['', '## 6. Volume: messages that succeed at once, end to end, against BullMQ', ''];
   const sizes = [...new Set(rows.map((v) => v.messages))];
   const cell = (v: number | undefined) => (v === undefined ? '—' : v);
@@ -599,7 +599,7 @@ function volumeReport({ rows, latency }: VolumeResults): string[] {
     '',
     `Each system delivers every message to the same local sink (src/demo/flaky-endpoint.ts, HTTP 202) with one POST each; messages/s from the first submit or add until the sink has answered every message with a 2xx. BullMQ: a fresh redis-server (append-only file on, fsync every second, no RDB snapshots), jobs added with addBulk in chunks of 1,000, job options \`attempts: 10, backoff: { type: 'exponential', delay: 200 }, removeOnComplete: true\`, one Worker with concurrency 50 in its own process POSTing with undici (keep-alive); server CPU is redis-server's. sink-alone: the same POSTs from a plain undici Pool with ${SINK_LOAD_CONNECTIONS} keep-alive connections in a process of its own, no queue: its worker columns are the load generator's.`,
   );
-  parts.push('', ...redeliverLines(rows, latency));
+  parts.push('', ...redeliverLines(rows, latency, streamed));
   for (const alone of rows.filter((v) => v.system === 'sink-alone')) {
     const best = Math.max(...rows.filter((v) => v.messages === alone.messages && v.system !== 'sink-alone').map((v) => v.perSecond));
     if (!(best > 0)) continue;
@@ -613,7 +613,7 @@ function volumeReport({ rows, latency }: VolumeResults): string[] {
 }
 
 /** The issue's targets, as ratios of this run: batches against one workflow per message and against BullMQ, latency, memory. */
-function redeliverLines(rows: VolumeRow[], latencies: VolumeResults['latency']): string[] {
+function redeliverLines(rows: VolumeRow[], latencies: VolumeResults['latency'], streamed?: VolumeResults['streamed']): string[] {
   const single = rows.find((v) => v.system === 'redeliver-single');
   const batches = rows.filter((v) => v.system === 'redeliver-batch');
   const lines: string[] = [];
@@ -636,6 +636,10 @@ function redeliverLines(rows: VolumeRow[], latencies: VolumeResults['latency']):
           `- Latency through the batcher (a producer in its own process offering ${l.offeredPerSecond} messages/s one at a time for ${l.messages / l.offeredPerSecond} s, default batcher): submit → arrival at the sink p50 ${l.p50Ms} ms, p99 ${l.p99Ms} ms, max ${l.maxMs} ms; ${l.deliveredPerSecond}/s reached the sink, in ${l.batches} batches; CPU per message: producer ${l.producerCpuMsPerMessage} ms, worker ${l.workerCpuMsPerMessage} ms, dev server ${l.serverCpuMsPerMessage} ms.`,
       ),
   );
+  if (streamed)
+    lines.push(
+      `- Memory while ${streamed.messages} messages pass through the batcher at ${streamed.offeredPerSecond}/s: worker RSS after each tenth of the run ${streamed.workerRssMb.join(', ')} MB, peak ${streamed.workerPeakRssMb} MB (p99 ${streamed.p99Ms} ms, ${streamed.deliveredPerSecond}/s reached the sink).`,
+    );
   return lines;
 }
 

@@ -19,7 +19,10 @@ export interface VolumeSizes {
   messages: number[];
   /** redeliver with one workflow per message: fewer, it is slow. */
   single: number;
-  /** A batch run of this many, for the worker's peak memory (0: none). */
+  /**
+   * For the worker's memory (0: none): a batch run of this many submitted at once (the worker holds them all),
+   * and as many offered through the batcher at 1,000/s (passing through: its RSS sampled along the way).
+   */
   memory: number;
   /** The batcher's latency: offered messages a second (one run each), for so many seconds. */
   latency: { perSecond: number[]; seconds: number };
@@ -28,7 +31,12 @@ export interface VolumeSizes {
 export interface VolumeResults {
   rows: VolumeRow[];
   latency: LatencyRow[];
+  /** `memory` messages through the batcher at MEMORY_PER_SECOND. */
+  streamed?: LatencyRow;
 }
+
+/** The offered rate of the streamed memory run: the latency target's. */
+const MEMORY_PER_SECOND = 1_000;
 
 export async function volume(bench: BenchServer, sink: FlakyEndpoint, sizes: VolumeSizes): Promise<VolumeResults> {
   const rows: VolumeRow[] = [];
@@ -53,7 +61,11 @@ export async function volume(bench: BenchServer, sink: FlakyEndpoint, sizes: Vol
     console.log(`  volume latency at ${rate}/s: p50 ${latency.at(-1)!.p50Ms} ms, p99 ${latency.at(-1)!.p99Ms} ms`);
     sink.received.length = 0;
   }
-  return { rows, latency };
+  if (!sizes.memory) return { rows, latency };
+  const streamed = await batcherLatency(bench, sink, MEMORY_PER_SECOND, sizes.memory / MEMORY_PER_SECOND);
+  console.log(`  volume ${sizes.memory} through the batcher: worker RSS ${streamed.workerRssMb.join(', ')} MB`);
+  sink.received.length = 0;
+  return { rows, latency, streamed };
 }
 
 /**
