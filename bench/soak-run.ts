@@ -176,11 +176,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const numbers = seen.map((r) => r.attempt);
     const expected = Array.from({ length: result.attempts }, (_, a) => a + 1);
     // every attempt reached the receiver exactly once, in order, and no other. A cancelled delivery's last may not
-    // have, nor a last that failed on the connection before the receiver read it (a connection that did not open in
-    // the attempt's time on a loaded machine: ETIMEDOUT, "nothing was sent"; CI saw one QoS 0 message so, dropped)
-    const lastOnConnection = result.lastError?.class === 'connection' && result.lastError.attempt === result.attempts;
-    const missedLast = lastOnConnection && numbers.length === result.attempts - 1;
-    const wanted = result.outcome === 'cancelled' ? expected.slice(0, numbers.length) : missedLast ? expected.slice(0, -1) : expected;
+    // have, nor one whose connection did not open within the attempt's time (net-ETIMEDOUT: "nothing was sent"; on
+    // CI's loaded machine, one in a thousand). The result holds the last failed attempt's error: that one may be missing
+    const unsent =
+      result.lastError?.code === 'net-ETIMEDOUT' && !numbers.includes(result.lastError.attempt) ? result.lastError.attempt : null;
+    const sent = expected.filter((a) => a !== unsent);
+    const wanted = result.outcome === 'cancelled' ? sent.slice(0, numbers.length) : sent;
     if (JSON.stringify(numbers) !== JSON.stringify(wanted))
       problems.push(
         `${id} (${result.outcome}, ${result.attempts} attempts, last error ${result.lastError?.code ?? 'none'}): the receiver saw attempts ${JSON.stringify(numbers)}`,

@@ -82,14 +82,16 @@ test('10,000 QoS 1 messages, the bridge SIGKILLed in the middle: every message d
   }));
 
   // killed in the middle: some of its deliveries made, and hundreds of messages sent to it and not acknowledged
-  // (in its batcher, or accepted and not yet acknowledged), as the broker's log counts them
+  // (in its batcher, or accepted and not yet acknowledged), as the broker's log counts them. Half a chunk of the
+  // publisher's: on a loaded CI machine the bridge kept up with it and no look every 100 ms found 500 held before
+  // all 10,000 were through (the end checks the broker did send the held ones again)
   await explained(
     first,
     waitFor(
       async () => ({ delivered: delivered('first').size, unacknowledged: readLog().sent - readLog().acknowledged }),
-      (s) => s.delivered > 0 && s.unacknowledged >= 500,
+      (s) => s.delivered > 0 && s.unacknowledged >= 250,
       120_000,
-      'deliveries through the first bridge while it holds 500 messages unacknowledged',
+      'deliveries through the first bridge while it holds 250 messages unacknowledged',
     ),
   );
   await first.kill('SIGKILL');
