@@ -20,8 +20,8 @@ export interface GarbageCollector {
  * timer due meanwhile fires late (on CI's loaded 2-core machine a 1 s timeout measured 2,664 ms under 20 a
  * second), so a bound on a duration measured meanwhile adds `pausedMs()`, the collections' own time.
  * The next one comes `intervalMs` after the last one ended, and at least twice its length later: a full
- * collection of a large heap on a loaded machine takes longer than the interval, and back to back they left
- * the process no time to work (a 5 s test ran past its 60 s limit on CI). At most a third of the time goes to them.
+ * collection of a large heap on a loaded machine can take longer than the interval, and back to back they leave
+ * the process no time to work (the likely reason a 5 s test ran past its 60 s limit on CI once; not reproduced). At most a third of the time goes to them.
  */
 export function collectGarbageEvery(intervalMs = 50): GarbageCollector {
   let paused = 0;
