@@ -143,7 +143,12 @@ fidelity(
     for (const [name, figures] of Object.entries({ noBudget, noJitter, noJitterOnBudget, double }))
       report(name, { ...inForce, replayed: figures });
     expect(noBudget.requestsWhileDown).toBeGreaterThan(2 * recorded.requestsWhileDown);
-    expect(noBudget.peakAfterRecovery).toBeGreaterThan(1.5 * recorded.peakAfterRecovery);
+    // without the budget the peak after recovery is each delivery's own next retry, so how much higher it goes depends
+    // on how fast the 500 were submitted, not on the replay: measured on the worked example's recording with its
+    // arrivals moved (simulate, 40 seeds each), 1.06–1.61× the budget's when all arrive within 1 s, 1.19–1.77× within
+    // 20 s (CI, idle: 7.4 vs 5), 3.6–4.26× spread over the two minutes (the worked example). The direction holds;
+    // the storm bench's 2× was one second's peak of 1,000 deliveries started at the same instant.
+    expect(noBudget.peakAfterRecovery).toBeGreaterThan(replayed.peakAfterRecovery);
     expect(noBudget.lastRetrySeconds).toBeGreaterThan(recorded.lastRetrySeconds);
     expect(noJitter.lastRetrySeconds).toBeLessThan(noBudget.lastRetrySeconds);
     within10(noJitterOnBudget.requestsWhileDown, replayed.requestsWhileDown);
@@ -151,6 +156,8 @@ fidelity(
     // and the budget's own rule: twice the rate lets more out while down, and drains the backlog sooner
     expect(double.requestsWhileDown).toBeGreaterThan(replayed.requestsWhileDown);
     expect(double.drainSeconds).toBeLessThan(replayed.drainSeconds);
+    // after recovery the backlog drains at the budget's rate: measured 1.55–1.81× the peak at 5/s, however the arrivals came
+    expect(double.peakAfterRecovery).toBeGreaterThan(1.25 * replayed.peakAfterRecovery);
 
     // the same from a file, and a plot
     const dir = mkdtempSync(path.join(tmpdir(), 'outage-'));
