@@ -165,7 +165,11 @@ test(
     expect(delivered).toBeGreaterThanOrEqual(recoveredAt);
     expect(delivered - recoveredAt).toBeLessThanOrEqual(defaultPolicy('event').max + ON_TIME_MS);
     expect(delivered - t.startedAt[0]!).toBeGreaterThanOrEqual(3 * DAY);
-    expect(Math.abs(Date.parse(result.firstAttemptAt!) - t.startedAt[0]!)).toBeLessThan(ON_TIME_MS);
+    // the result's first attempt is the one sent: the workflow notes it as it schedules the attempt, which then
+    // reaches the worker and is sent in real time (as late as any retry on a loaded machine: CI, 1.2 s)
+    const firstAttemptLag = t.startedAt[0]! - Date.parse(result.firstAttemptAt!);
+    expect(firstAttemptLag).toBeGreaterThanOrEqual(-1);
+    expect(firstAttemptLag).toBeLessThan(LATE_MS);
 
     // How many attempts 3 days hold: past the first 12 (the window grows to the 300 s cap), full jitter
     // draws each wait uniformly from [0, 300 s] — mean 150 s, standard deviation 86.6 s — so n waits
