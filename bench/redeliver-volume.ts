@@ -100,58 +100,90 @@ export interface LatencyRow {
   /** The worker's RSS (MB) after each tenth of the run, and its peak: memory while the messages pass through. */
   workerRssMb: number[];
   workerPeakRssMb: number;
+  /** The same rate first, on the fresh worker and producer, measured apart: their first seconds. */
+  warmUp?: Latencies & { seconds: number };
 }
 
 /**
  * Latency through the batcher at a steady offered rate: a producer in its own process (producer-process.ts)
  * hands over one message at a time, and each message's submit time is compared with its arrival at the sink.
+ * A fresh worker and producer first run `warmUpSeconds` at the same rate, measured apart (`warmUp`): their
+ * first seconds are slower (measured: the first second's messages up to 2.7 s late, the backlog drained after
+ * 5–9 s, then at most 120–250 ms), and a worker in production is past them.
  */
-export async function batcherLatency(bench: BenchServer, sink: FlakyEndpoint, perSecond: number, seconds: number): Promise<LatencyRow> {
+export async function batcherLatency(
+  bench: BenchServer,
+  sink: FlakyEndpoint,
+  perSecond: number,
+  seconds: number,
+  warmUpSeconds = 0,
+): Promise<LatencyRow> {
   return withWorker(bench, 'latency', async (_redeliver, worker, taskQueue) => {
-    const pathname = `/volume/${taskQueue}`;
-    const messages = perSecond * seconds;
     const producer = await forkWorkerProcess('producer-process.js', [bench.server.address, taskQueue]);
     try {
+      const warmUp = warmUpSeconds
+        ? await produceAndMeasure(sink, producer, `/warm-up/${taskQueue}`, perSecond, perSecond * warmUpSeconds)
+        : null;
+      const pathname = `/volume/${taskQueue}`;
+      const messages = perSecond * seconds;
       const before = { producer: await producer.stats(), worker: await worker.stats(), server: bench.serverCpuMs() };
-      const delivered = waitForDelivered(sink, pathname, messages, 60_000 + messages * 20);
-      delivered.catch(() => undefined);
-      const run: ProduceRun = { sinkUrl: sink.url, path: pathname, perSecond, messages };
+      const batchesBefore = await batchesOn(bench, taskQueue);
       const workerRssMb: number[] = [];
       const sampling = setInterval(() => void worker.stats().then((stats) => workerRssMb.push(mb(stats.rss))), seconds * 100);
-      const answer = await new Promise<{ submittedAt?: number[]; error?: string }>((resolve) => {
-        producer.child.once('message', (m) => resolve(m as { submittedAt?: number[]; error?: string }));
-        producer.child.send(run);
-      });
-      if (!answer.submittedAt) throw new Error(`producer: ${answer.error ?? 'no answer'}`);
-      const submittedAt = answer.submittedAt;
-      const last = await delivered;
-      clearInterval(sampling);
+      const run = await produceAndMeasure(sink, producer, pathname, perSecond, messages).finally(() => clearInterval(sampling));
       const after = { producer: await producer.stats(), worker: await worker.stats(), server: bench.serverCpuMs() };
       const perMessage = (ms: number) => round(ms / messages, 3);
-      const batches = (await bench.client.workflow.count(`WorkflowType = 'batchWorkflow' AND TaskQueue = '${taskQueue}'`)).count;
-      const latencies = sink.received
-        .filter((r) => r.path === pathname && r.messageId)
-        .map((r) => r.at - submittedAt[Number(r.messageId!.slice(1))]!)
-        .sort((a, b) => a - b);
       return {
         offeredPerSecond: perSecond,
         messages,
-        p50Ms: quantile(latencies, 0.5),
-        p99Ms: quantile(latencies, 0.99),
-        maxMs: latencies.at(-1)!,
-        deliveredPerSecond: round(messages / ((last - submittedAt[0]!) / 1000), 1),
+        ...run,
         producerCpuMsPerMessage: perMessage(after.producer.cpuMs - before.producer.cpuMs),
         workerCpuMsPerMessage: perMessage(after.worker.cpuMs - before.worker.cpuMs),
         serverCpuMsPerMessage: perMessage(after.server - before.server),
-        batches,
+        batches: (await batchesOn(bench, taskQueue)) - batchesBefore,
         workerRssMb,
         workerPeakRssMb: mb(after.worker.peakRss),
+        ...(warmUp && { warmUp: { seconds: warmUpSeconds, ...warmUp } }),
       };
     } finally {
       await producer.stop();
     }
   });
 }
+
+type Latencies = Pick<LatencyRow, 'p50Ms' | 'p99Ms' | 'maxMs' | 'deliveredPerSecond'>;
+
+/** One run of the producer at a steady rate to `pathname`: each message's latency, submit to arrival at the sink. */
+async function produceAndMeasure(
+  sink: FlakyEndpoint,
+  producer: WorkerProcess,
+  pathname: string,
+  perSecond: number,
+  messages: number,
+): Promise<Latencies> {
+  const delivered = waitForDelivered(sink, pathname, messages, 60_000 + messages * 20);
+  delivered.catch(() => undefined);
+  const answer = await new Promise<{ submittedAt?: number[]; error?: string }>((resolve) => {
+    producer.child.once('message', (m) => resolve(m as { submittedAt?: number[]; error?: string }));
+    producer.child.send({ sinkUrl: sink.url, path: pathname, perSecond, messages } satisfies ProduceRun);
+  });
+  if (!answer.submittedAt) throw new Error(`producer: ${answer.error ?? 'no answer'}`);
+  const submittedAt = answer.submittedAt;
+  const last = await delivered;
+  const latencies = sink.received
+    .filter((r) => r.path === pathname && r.messageId)
+    .map((r) => r.at - submittedAt[Number(r.messageId!.slice(1))]!)
+    .sort((a, b) => a - b);
+  return {
+    p50Ms: quantile(latencies, 0.5),
+    p99Ms: quantile(latencies, 0.99),
+    maxMs: latencies.at(-1)!,
+    deliveredPerSecond: round(messages / ((last - submittedAt[0]!) / 1000), 1),
+  };
+}
+
+const batchesOn = async (bench: BenchServer, taskQueue: string) =>
+  (await bench.client.workflow.count(`WorkflowType = 'batchWorkflow' AND TaskQueue = '${taskQueue}'`)).count;
 
 async function withWorker<R>(
   bench: BenchServer,

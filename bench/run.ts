@@ -23,6 +23,7 @@ import { retryStorm, type StormRow } from './retry-storm';
 import { throughput, type ThroughputRow } from './throughput';
 import { timerPrecision, type TimerPrecisionRow } from './timer-precision';
 import { SINK_LOAD_CONNECTIONS, volume, type VolumeResults, type VolumeRow } from './volume';
+import type { LatencyRow } from './redeliver-volume';
 
 const SIZES = {
   full: {
@@ -32,7 +33,12 @@ const SIZES = {
     storm: { deliveries: 1_000, downMs: 120_000 },
     parked: [1_000, 10_000, 20_000, 40_000, 80_000],
     parkedBudgetMs: 8 * 60_000,
-    volume: { messages: [20_000], single: 1_000, memory: 100_000, latency: { perSecond: [250, 500, 1_000], seconds: 20 } },
+    volume: {
+      messages: [20_000],
+      single: 1_000,
+      memory: 100_000,
+      latency: { perSecond: [250, 500, 1_000], seconds: 20, warmUpSeconds: 5 },
+    },
     api: { messages: 20_000, batchSize: 500, connections: 4 },
     bridge: 20_000,
     ordering: 1_000,
@@ -53,7 +59,7 @@ const SIZES = {
     storm: { deliveries: 100, downMs: 20_000 },
     parked: [500, 2_000],
     parkedBudgetMs: 60_000,
-    volume: { messages: [3_000], single: 300, memory: 0, latency: { perSecond: [500, 1_000], seconds: 10 } },
+    volume: { messages: [3_000], single: 300, memory: 0, latency: { perSecond: [500, 1_000], seconds: 10, warmUpSeconds: 5 } },
     api: { messages: 3_000, batchSize: 500, connections: 4 },
     bridge: 3_000,
     ordering: 200,
@@ -633,7 +639,7 @@ function redeliverLines(rows: VolumeRow[], latencies: VolumeResults['latency'], 
       .flat()
       .map(
         (l) =>
-          `- Latency through the batcher (a producer in its own process offering ${l.offeredPerSecond} messages/s one at a time for ${l.messages / l.offeredPerSecond} s, default batcher): submit → arrival at the sink p50 ${l.p50Ms} ms, p99 ${l.p99Ms} ms, max ${l.maxMs} ms; ${l.deliveredPerSecond}/s reached the sink, in ${l.batches} batches; CPU per message: producer ${l.producerCpuMsPerMessage} ms, worker ${l.workerCpuMsPerMessage} ms, dev server ${l.serverCpuMsPerMessage} ms.`,
+          `- Latency through the batcher (a producer in its own process offering ${l.offeredPerSecond} messages/s one at a time for ${l.messages / l.offeredPerSecond} s, default batcher): submit → arrival at the sink p50 ${l.p50Ms} ms, p99 ${l.p99Ms} ms, max ${l.maxMs} ms; ${l.deliveredPerSecond}/s reached the sink, in ${l.batches} batches; CPU per message: producer ${l.producerCpuMsPerMessage} ms, worker ${l.workerCpuMsPerMessage} ms, dev server ${l.serverCpuMsPerMessage} ms.${warmUpWords(l)}`,
       ),
   );
   if (streamed)
@@ -642,6 +648,12 @@ function redeliverLines(rows: VolumeRow[], latencies: VolumeResults['latency'], 
     );
   return lines;
 }
+
+/** A latency row's warm-up, measured apart: the fresh worker's and producer's first seconds at the same rate. */
+const warmUpWords = (l: LatencyRow) =>
+  l.warmUp
+    ? ` Measured after ${l.warmUp.seconds} s at the same rate on the fresh worker and producer; those first seconds, apart: p50 ${l.warmUp.p50Ms} ms, p99 ${l.warmUp.p99Ms} ms, max ${l.warmUp.maxMs} ms.`
+    : '';
 
 export async function writePlots(storm: StormRow[], outDir: string): Promise<void> {
   const jitters = [...new Set(storm.map((s) => s.jitter))];

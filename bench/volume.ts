@@ -24,8 +24,11 @@ export interface VolumeSizes {
    * and as many offered through the batcher at 1,000/s (passing through: its RSS sampled along the way).
    */
   memory: number;
-  /** The batcher's latency: offered messages a second (one run each), for so many seconds. */
-  latency: { perSecond: number[]; seconds: number };
+  /**
+   * The batcher's latency: offered messages a second (one run each), for so many seconds, after as many
+   * seconds at the same rate to warm the fresh worker and producer up (measured and reported apart).
+   */
+  latency: { perSecond: number[]; seconds: number; warmUpSeconds: number };
 }
 
 export interface VolumeResults {
@@ -57,7 +60,7 @@ export async function volume(bench: BenchServer, sink: FlakyEndpoint, sizes: Vol
   if (sizes.memory) await run('redeliver-batch (memory)', () => redeliverBatchVolume(bench, sink, sizes.memory));
   const latency: LatencyRow[] = [];
   for (const rate of sizes.latency.perSecond) {
-    latency.push(await batcherLatency(bench, sink, rate, sizes.latency.seconds));
+    latency.push(await batcherLatency(bench, sink, rate, sizes.latency.seconds, sizes.latency.warmUpSeconds));
     console.log(`  volume latency at ${rate}/s: p50 ${latency.at(-1)!.p50Ms} ms, p99 ${latency.at(-1)!.p99Ms} ms`);
     sink.received.length = 0;
   }
