@@ -163,8 +163,10 @@ async function produceAndMeasure(
 ): Promise<Latencies> {
   const delivered = waitForDelivered(sink, pathname, messages, 60_000 + messages * 20);
   delivered.catch(() => undefined);
+  // the producer's answer, or its exit (a producer that died would otherwise leave the benchmark waiting forever)
   const answer = await new Promise<{ submittedAt?: number[]; error?: string }>((resolve) => {
     producer.child.once('message', (m) => resolve(m as { submittedAt?: number[]; error?: string }));
+    producer.child.once('exit', (code, signal) => resolve({ error: `exited (${signal ?? code}) before answering` }));
     producer.child.send({ sinkUrl: sink.url, path: pathname, perSecond, messages } satisfies ProduceRun);
   });
   if (!answer.submittedAt) throw new Error(`producer: ${answer.error ?? 'no answer'}`);

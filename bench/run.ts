@@ -644,7 +644,7 @@ function redeliverLines(rows: VolumeRow[], latencies: VolumeResults['latency'], 
   );
   if (streamed)
     lines.push(
-      `- Memory while ${streamed.messages} messages pass through the batcher at ${streamed.offeredPerSecond}/s: worker RSS after each tenth of the run ${streamed.workerRssMb.join(', ')} MB, peak ${streamed.workerPeakRssMb} MB (p99 ${streamed.p99Ms} ms, ${streamed.deliveredPerSecond}/s reached the sink).`,
+      `- Memory while ${streamed.messages} messages pass through the batcher at ${streamed.offeredPerSecond}/s: worker RSS after each tenth of the run ${streamed.workerRssMb.join(', ')} MB, peak ${streamed.workerPeakRssMb} MB (p99 ${streamed.p99Ms} ms with no warm-up, the fresh worker's first seconds in it; ${streamed.deliveredPerSecond}/s reached the sink).`,
     );
   return lines;
 }

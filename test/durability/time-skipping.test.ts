@@ -168,6 +168,7 @@ test(
     // the result's first attempt is the one sent: the workflow notes it as it schedules the attempt, which then
     // reaches the worker and is sent in real time (as late as any retry on a loaded machine: CI, 1.2 s)
     const firstAttemptLag = t.startedAt[0]! - Date.parse(result.firstAttemptAt!);
+    // (−1: the server's clock as read by the test and the workflow's are each whole milliseconds)
     expect(firstAttemptLag).toBeGreaterThanOrEqual(-1);
     expect(firstAttemptLag).toBeLessThan(LATE_MS);
 

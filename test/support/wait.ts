@@ -18,7 +18,7 @@ export async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boo
  * whose pace is the machine's (1,000 deliveries on a loaded 2-core CI machine), where the test asserts that
  * all of it gets done and keeps moving, and how fast is a benchmark's figure. The test's own timeout bounds the whole.
  */
-export async function waitForCount(read: () => Promise<number>, target: number, stallMs: number, what: string): Promise<number> {
+export async function waitForProgress(read: () => Promise<number>, target: number, stallMs: number, what: string): Promise<number> {
   let last = await read();
   let grewAt = Date.now();
   while (last < target) {

@@ -5,7 +5,7 @@ import type { DeliveryInput } from '../../src/delivery/types';
 import { runCli } from '../support/cli';
 import { useHarnessAndEndpoint } from '../support/setup';
 import { testAddress } from '../support/temporal';
-import { waitFor, waitForCount } from '../support/wait';
+import { waitFor, waitForProgress } from '../support/wait';
 
 const env = useHarnessAndEndpoint();
 
@@ -133,7 +133,7 @@ test('bulk redrive of 1,000 dead letters from the CLI, with a progress bar', asy
   expect(run.code).toBe(0);
   // all of them, at the machine's pace: CI, loaded, had 919 after 60 s (alone here they take 21 s), so what fails is a stall
   expect(
-    await waitForCount(() => env.h.redeliver.count({ tenant, state: 'delivered' }), 1000, 30_000, 'redriven deliveries delivered'),
+    await waitForProgress(() => env.h.redeliver.count({ tenant, state: 'delivered' }), 1000, 30_000, 'redriven deliveries delivered'),
   ).toBe(1000);
   const delivered = new Set(env.endpoint.received.filter((r) => r.path === '/bulk' && r.status === 202).map((r) => r.messageId));
   expect(delivered.size).toBe(1000);
