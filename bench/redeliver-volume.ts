@@ -108,8 +108,8 @@ export interface LatencyRow {
  * Latency through the batcher at a steady offered rate: a producer in its own process (producer-process.ts)
  * hands over one message at a time, and each message's submit time is compared with its arrival at the sink.
  * A fresh worker and producer first run `warmUpSeconds` at the same rate, measured apart (`warmUp`): their
- * first seconds are slower (measured: the first second's messages up to 2.7 s late, the backlog drained after
- * 5–9 s, then at most 120–250 ms), and a worker in production is past them.
+ * first seconds are slower (informal probes at 1,000/s: each of the first seconds' slowest 1.2–2.7 s after the
+ * fastest, the backlog drained after 4–9 s, then within 120–250 ms), and a worker in production is past them.
  */
 export async function batcherLatency(
   bench: BenchServer,
@@ -164,9 +164,17 @@ async function produceAndMeasure(
   const delivered = waitForDelivered(sink, pathname, messages, 60_000 + messages * 20);
   delivered.catch(() => undefined);
   // the producer's answer, or its exit (a producer that died would otherwise leave the benchmark waiting forever)
-  const answer = await new Promise<{ submittedAt?: number[]; error?: string }>((resolve) => {
-    producer.child.once('message', (m) => resolve(m as { submittedAt?: number[]; error?: string }));
-    producer.child.once('exit', (code, signal) => resolve({ error: `exited (${signal ?? code}) before answering` }));
+  type Answer = { submittedAt?: number[]; error?: string };
+  const answer = await new Promise<Answer>((resolve) => {
+    const answered = (m: unknown) => {
+      producer.child.off('exit', exited);
+      resolve(m as Answer);
+    };
+    const exited = (code: number | null, signal: string | null) => {
+      producer.child.off('message', answered);
+      resolve({ error: `exited (${signal ?? code}) before answering` });
+    };
+    producer.child.once('message', answered).once('exit', exited);
     producer.child.send({ sinkUrl: sink.url, path: pathname, perSecond, messages } satisfies ProduceRun);
   });
   if (!answer.submittedAt) throw new Error(`producer: ${answer.error ?? 'no answer'}`);

@@ -19,9 +19,10 @@ export interface GarbageCollector {
  * what made an attempt lose its timeout (issue 15, finding 5). Each collection blocks the event loop, and a
  * timer due meanwhile fires late (on CI's loaded 2-core machine a 1 s timeout measured 2,664 ms under 20 a
  * second), so a bound on a duration measured meanwhile adds `pausedMs()`, the collections' own time.
- * The next one comes `intervalMs` after the last one ended, and at least twice its length later: a full
- * collection of a large heap on a loaded machine can take longer than the interval, and back to back they leave
- * the process no time to work (the likely reason a 5 s test ran past its 60 s limit on CI once; not reproduced). At most a third of the time goes to them.
+ * The next one comes `intervalMs` after the last one ended, and at least twice its length later, so at most a
+ * third of the time goes to them: a full collection of a large heap on a loaded machine can take longer than the
+ * interval, and back to back they leave the process no time to work (the likely reason a 5 s test ran past its
+ * 60 s limit on CI once; not reproduced).
  */
 export function collectGarbageEvery(intervalMs = 50): GarbageCollector {
   let paused = 0;
