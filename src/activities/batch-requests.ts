@@ -101,15 +101,17 @@ function sendOf(group: OpenGroup, deliveries: readonly Delivery[]): PlannedSend 
   };
   const body = format === 'json' ? `[${elements.join(',')}]` : `${elements.join('\n')}\n`;
   const request = { url: target.url, method: target.method, headers, body, timeoutMs: target.timeout };
-  return { indexes, request, ...(target.signing && { signing: { secret: target.signing, id: batchRequestId(ids) } }) };
+  const signing = target.signing && { secret: target.signing, id: batchRequestId(indexes.map((i) => deliveries[i]!.deliveryId)) };
+  return { indexes, request, ...(signing && { signing }) };
 }
 
 /**
- * A batched request's `webhook-id`: the same for the same messages, so a request sent again after its
- * worker was lost carries the id a receiver already saw.
+ * A batched request's `webhook-id`: the same for the same deliveries, so a request sent again after its
+ * worker was lost carries the id a receiver already saw. Made of delivery ids, not message ids: two
+ * tenants' batches of the same message ids are two messages.
  */
-export function batchRequestId(messageIds: readonly string[]): string {
-  return `batch_${createHash('sha256').update(messageIds.join('\n')).digest('base64url')}`;
+export function batchRequestId(deliveryIds: readonly string[]): string {
+  return `batch_${createHash('sha256').update(deliveryIds.join('\n')).digest('base64url')}`;
 }
 
 /**

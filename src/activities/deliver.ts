@@ -9,7 +9,7 @@ import { expiresAt } from '../delivery/summary';
 import type { EndpointAdmission } from './admission';
 import { sendHttp, type HttpAttempt, type HttpRequest } from '../transports/http';
 import { createMqttPool, type MqttPool, type MqttPublish } from '../transports/mqtt';
-import { signRequest, signingSecretsFromEnvironment, type Signing, type SigningSecretResolver } from '../transports/signing';
+import { signRequest, signingSecretsFromEnvironment, webhookIdOf, type Signing, type SigningSecretResolver } from '../transports/signing';
 import { heldUntil, passLimits, unsentFailure, waitingFailure } from './limits';
 
 /** What a successful attempt returns to the workflow. */
@@ -164,7 +164,7 @@ export function createAttempt(deps: DeliverDeps) {
         ? mqtt().publish(mqttPublishOf(delivery, target, attempt, signal))
         : sendHttpSigned(
             httpRequestOf(delivery, target, attempt, signal),
-            target.signing ? { secret: target.signing, id: delivery.messageId } : undefined,
+            target.signing ? { secret: target.signing, id: webhookIdOf(delivery.deliveryId) } : undefined,
           ),
     );
     return result!;

@@ -36,7 +36,7 @@ export const DEAD_LETTER_WINDOW_MS = 30_000;
 
 /** One event, as the workflow decided it: its deliveries' body is `envelopeOf(event)`. */
 export interface OperationalEvent {
-  /** Stable per endpoint and event: the message id of its deliveries, hence their `webhook-id`. */
+  /** Stable per endpoint and event: the message id of its deliveries, hence their delivery ids and `webhook-id`. */
   id: string;
   type: OperationalEventType;
   /** When it happened (epoch ms): the transition, or the last dead letter told. */

@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { TransportOutcome } from '../classify/types';
 import type { ConfigProblem } from '../config/errors';
 import type { HttpRequest } from './http';
@@ -106,8 +106,19 @@ export function webhookHeaders(secrets: readonly string[], id: string, timestamp
 /** What a request to a target with a signing secret is to carry: the secret's name and the `webhook-id`. */
 export interface Signing {
   secret: string;
-  /** The message's stable id: the same for every attempt, so a receiver can deduplicate by it. */
+  /** The message's stable id (`webhookIdOf`): the same for every attempt, so a receiver can deduplicate by it. */
   id: string;
+}
+
+/**
+ * A delivery's `webhook-id`: `msg_` and the base64url SHA-256 of its delivery id
+ * (`delivery/<tenant>/<device>/<messageId>`). The bare message id is the producer's, unique only within its
+ * tenant and device: two tenants' `cmd-102` would have carried one id, and a receiver deduplicating by it
+ * would have dropped one of them. The hash keeps the id short (47 characters) whatever the ids' lengths,
+ * and the same for every attempt of the delivery.
+ */
+export function webhookIdOf(deliveryId: string): string {
+  return `msg_${createHash('sha256').update(deliveryId).digest('base64url')}`;
 }
 
 /**

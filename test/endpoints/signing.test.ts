@@ -53,7 +53,7 @@ const event = (url: string, extra: Partial<DeliveryInput> = {}): DeliveryInput =
   ...extra,
 });
 
-test('every attempt is signed with each secret of the rotation; the id is the message id, the timestamp fresh', async () => {
+test("every attempt is signed with each secret of the rotation; the id is the delivery's, the timestamp fresh", async () => {
   receiver.route('/one', ({ nth }) => ({ status: nth === 1 ? 503 : 202 }));
   const input = event(`${receiver.url}/one`);
   const handle = await h.redeliver.submit(input);
@@ -61,13 +61,28 @@ test('every attempt is signed with each secret of the rotation; the id is the me
 
   const requests = receiver.of(input.messageId!);
   expect(requests).toHaveLength(2);
+  // the same for every attempt, so a receiver deduplicates by it
+  expect(requests[0]!.headers['webhook-id']).toMatch(/^msg_[A-Za-z0-9_-]{43}$/);
   for (const r of requests) {
-    expect(r.headers['webhook-id']).toBe(input.messageId);
+    expect(r.headers['webhook-id']).toBe(requests[0]!.headers['webhook-id']);
     expect(verifiedBy(OLD, r)).toBe(true);
     expect(verifiedBy(NEW, r)).toBe(true);
     expect(verifiedBy(secret(), r)).toBe(false);
     expect(Math.abs(Number(r.headers['webhook-timestamp']) - r.at / 1000)).toBeLessThan(5);
   }
+});
+
+test("two tenants' messages with the same message id carry different webhook-ids, each verified", async () => {
+  const messageId = `cmd-${randomUUID().slice(0, 8)}`;
+  const inputs = ['acme', 'globex'].map((tenant) => event(`${receiver.url}/to-${tenant}`, { tenant, device: 'gw-1', messageId }));
+  for (const input of inputs) expect(await (await h.redeliver.submit(input)).result()).toMatchObject({ outcome: 'delivered' });
+
+  const requests = receiver.of(messageId);
+  expect(requests).toHaveLength(2);
+  expect(requests.map((r) => r.path).sort()).toEqual(['/to-acme', '/to-globex']);
+  // a receiver deduplicating by webhook-id keeps both
+  expect(new Set(requests.map((r) => r.headers['webhook-id'])).size).toBe(2);
+  for (const r of requests) expect(verifiedBy(NEW, r)).toBe(true);
 });
 
 test("a batch's request to a batched endpoint is signed as one message, with the batch's own id", async () => {

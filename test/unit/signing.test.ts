@@ -142,8 +142,19 @@ describe('a target names its signing secret', () => {
     const ds = ['a', 'b', 'c'].map((id, i) => validateDelivery({ ...input(target(i < 2 ? 'acme' : undefined)), messageId: id }));
     const sends = planSends(ds, () => true);
     expect(sends.map((s) => s.indexes)).toEqual([[0, 1], [2]]);
-    expect(sends[0]!.signing).toEqual({ secret: 'acme', id: batchRequestId(['a', 'b']) });
+    expect(sends[0]!.signing).toEqual({ secret: 'acme', id: batchRequestId([ds[0]!.deliveryId, ds[1]!.deliveryId]) });
     expect(batchRequestId(['a', 'b'])).toBe(batchRequestId(['a', 'b']));
     expect(batchRequestId(['a', 'b'])).not.toBe(batchRequestId(['a', 'c']));
+  });
+
+  test("two tenants' batches of the same message ids are two messages: their requests carry different ids", () => {
+    const target = { url: 'https://ingest.example.com/batch', batch: { format: 'ndjson' }, signing: 'hooks' };
+    const batchOf = (tenant: string) =>
+      planSends(
+        ['a', 'b'].map((messageId) => validateDelivery({ ...input(target), tenant, messageId })),
+        () => true,
+      )[0]!.signing!.id;
+    expect(batchOf('acme')).not.toBe(batchOf('globex'));
+    expect(batchOf('acme')).toBe(batchOf('acme'));
   });
 });
