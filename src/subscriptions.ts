@@ -9,6 +9,7 @@ import {
 import { Redeliver, type ConnectOptions } from './client';
 import { clientDefaultsFromEnv } from './config/settings';
 import { InvalidInputError } from './errors';
+import { isDerivedClientId } from './subscription/client-id';
 import {
   subscriptionIdOf,
   type CommandSubscription,
@@ -80,6 +81,10 @@ export class Subscriptions {
   async start(input: SubscriptionInput): Promise<SubscriptionHandle> {
     const subscription = this.validate(input);
     const fingerprint = fingerprintOf(subscription);
+    // a random client id is no part of the configuration (two starts make two); one from before issue 31 was this hash
+    const legacyFingerprint = isDerivedClientId(subscription.broker.clientId)
+      ? fingerprintOf(subscription, legacyClientIdOf(subscription.subscriptionId))
+      : fingerprint;
     try {
       const handle = await this.client.workflow.start<typeof commandSubscriptionWorkflow>('commandSubscriptionWorkflow', {
         ...subscriptionStartOptions(subscription),
@@ -92,7 +97,7 @@ export class Subscriptions {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       const handle = this.client.workflow.getHandle<typeof commandSubscriptionWorkflow>(subscription.subscriptionId);
       const existing = ((await handle.describe()).memo as Memo | undefined)?.fingerprint;
-      if (existing !== undefined && existing !== fingerprint) {
+      if (existing !== undefined && existing !== fingerprint && existing !== legacyFingerprint) {
         throw new InvalidInputError(
           [{ field: '(subscription)', message: `${subscription.subscriptionId} is running with another configuration: stop it first` }],
           'subscription',
@@ -200,10 +205,21 @@ interface Memo {
   subscription: ReturnType<typeof subscriptionFacts>;
 }
 
-/** What makes two starts "the same subscription": everything but the start time. */
-function fingerprintOf(subscription: CommandSubscription): string {
+/**
+ * What makes two starts "the same subscription": everything but the start time, and the client id when
+ * redeliver made it up (`asIf` puts another in its place: the fingerprint a subscription from before had).
+ */
+function fingerprintOf(subscription: CommandSubscription, asIf?: string): string {
   const { submittedAt: _submittedAt, ...rest } = subscription;
-  return createHash('sha256').update(JSON.stringify(rest)).digest('base64url').slice(0, 22);
+  const { clientId, ...broker } = rest.broker;
+  const kept = asIf ?? (isDerivedClientId(clientId) ? undefined : clientId);
+  const compared = { ...rest, broker: kept === undefined ? broker : { ...broker, clientId: kept } };
+  return createHash('sha256').update(JSON.stringify(compared)).digest('base64url').slice(0, 22);
+}
+
+/** The client id a subscription that named none had before issue 31: a hash of its id, which anyone could compute. */
+function legacyClientIdOf(subscriptionId: string): string {
+  return `rdsub${createHash('sha256').update(subscriptionId).digest('hex').slice(0, 18)}`;
 }
 
 function summaryOf(info: WorkflowExecutionInfo): SubscriptionSummary {

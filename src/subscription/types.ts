@@ -8,8 +8,10 @@ export interface SubscriptionInput {
   /**
    * The broker: an mqtt(s) URL, or the full form. Its `topic` is the topic filter subscribed to, default
    * `command/{tenant}/{device}/req/#` (Eclipse Hono's command topic); `clientId` the client id of the
-   * subscription's connection, default one derived from tenant and device (stable, so the broker keeps
-   * the session and its queued commands across a dropped connection).
+   * subscription's connection: one of your own must start with `<tenant>/` (`acme/commands-1`), so that no
+   * other tenant can name it; default `rdsub` and 18 random hex digits, made at start. Either stays the
+   * same for the subscription's life, so the broker keeps the session and its queued commands across a
+   * dropped connection.
    */
   broker: string | (MqttTargetInput & { clientId?: string });
   /** Where each received command goes, as an HTTP POST: a URL, or `{ url, headers?, timeout? }`. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { brokerProblems, credentialSchema, DEFAULT_ATTEMPT_TIMEOUT_MS, tlsSchema, validateDelivery, zodProblems } from './delivery';
 import { COMMAND_HEADERS, headerProblems, idSchema, parseTargetUrl } from './limits';
@@ -7,6 +7,7 @@ import { InvalidInputError, type Problem } from '../errors';
 import { parseDuration } from '../policy/duration';
 import { policyProblems, validatePolicy } from '../policy/validate';
 import type { BackoffPolicyInput } from '../policy/types';
+import { clientIdScopeProblem, MAX_CLIENT_ID_LENGTH } from '../subscription/client-id';
 import { DEFAULT_DOWNTIME_THRESHOLD_MS } from '../subscription/downtime';
 import { subscriptionIdOf, type CommandSubscription, type SubscriptionInput } from '../subscription/types';
 
@@ -23,6 +24,14 @@ const urlOrObject = (fields: string) => ({
   error: (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : `must be a URL or { ${fields} }`),
 });
 
+/** A client id: printable ASCII, a slash allowed (its tenant's prefix has one), no whitespace nor a topic's wildcards. */
+const clientIdSchema = z
+  .string({ error: 'must be a string (the client id)' })
+  .min(1, { error: 'must not be empty' })
+  .max(MAX_CLIENT_ID_LENGTH, { error: `must be at most ${MAX_CLIENT_ID_LENGTH} characters` })
+  .regex(/^[^\s+#]*$/, { error: 'must not contain whitespace, "+" or "#"' })
+  .regex(/^[\x21-\x7e]*$/, { error: 'must be printable ASCII, without control characters' });
+
 const brokerSchema = z
   .object({
     url: z.string({ error: 'must be a URL string' }),
@@ -31,7 +40,7 @@ const brokerSchema = z
     credential: credentialSchema.optional(),
     timeout: duration.optional(),
     tls: tlsSchema.optional(),
-    clientId: idSchema('client id').optional(),
+    clientId: clientIdSchema.optional(),
   })
   .strict();
 
@@ -115,8 +124,11 @@ export function validateSubscription(raw: unknown, options: ValidateSubscription
     ? 0
     : positive(input.downtimeThreshold, 'downtimeThreshold', DEFAULT_DOWNTIME_THRESHOLD_MS, problems);
 
-  const clientId =
-    broker?.clientId ?? `rdsub${createHash('sha256').update(subscriptionIdOf(input.tenant, input.device)).digest('hex').slice(0, 18)}`;
+  if (broker?.clientId !== undefined && !bad.has('tenant')) {
+    const problem = clientIdScopeProblem(broker.clientId, input.tenant);
+    if (problem) problems.push({ field: 'broker.clientId', message: problem });
+  }
+  const clientId = broker?.clientId ?? derivedClientId();
 
   // the responses: checked now as a delivery of one sample command, so a wrong target fails the start
   const responseTarget: DeliveryInput['target'] | undefined =
@@ -172,6 +184,16 @@ export function validateSubscription(raw: unknown, options: ValidateSubscription
     downtimeThresholdMs,
     submittedAt: now,
   };
+}
+
+/**
+ * The client id of a subscription that names none: `rdsub` and 72 random bits in hex, 23 characters (what
+ * every MQTT 3.1.1 broker must accept). Made once, at submit: it travels in the workflow's input, so every
+ * hold, continue-as-new and worker resumes the same broker session. Random, not a hash of the subscription
+ * id: anyone could have computed that one and taken the session, and its commands, over.
+ */
+function derivedClientId(): string {
+  return `rdsub${randomBytes(9).toString('hex')}`;
 }
 
 /**

@@ -1,12 +1,16 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { defaultPayloadConverter } from '@temporalio/common';
 import mqtt from 'mqtt';
+import { InvalidInputError } from '../../src/errors';
+import type { CommandSubscription } from '../../src/subscription/types';
 import type { SubscriptionHandle } from '../../src/subscriptions';
 import { Subscriptions } from '../../src/subscriptions';
 import { startMosquitto, watch, type Mosquitto, type Watcher } from '../support/mosquitto';
 import { runCli } from '../support/cli';
 import { startTcpListener } from '../support/tcp-listener';
+import { subscriptionFacts, subscriptionStartOptions } from '../../src/workflows/start-options';
 import { startHarness, testAddress, type Harness } from '../support/temporal';
 import { waitFor } from '../support/wait';
 
@@ -91,6 +95,12 @@ const sendCommand = (device: string, requestId: string, name: string, payload: s
     properties: { contentType: 'application/json' },
   });
 const callsFor = (requestId: string) => callback.calls.filter((c) => c.headers['command-request-id'] === requestId);
+/** The client id a subscription connects with, as its workflow holds it (its input, made at start). */
+async function clientIdOf(handle: SubscriptionHandle): Promise<string> {
+  const { events } = await handle.workflow.fetchHistory();
+  const input = events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+  return defaultPayloadConverter.fromPayload<{ subscription: CommandSubscription }>(input).subscription.broker.clientId;
+}
 const durationMs = (d: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
   Number(d?.seconds ?? 0) * 1000 + Math.round((d?.nanos ?? 0) / 1e6);
 
@@ -302,8 +312,8 @@ test('commands sent while the connection is down wait in the broker for the subs
 
   // another connection with the subscription's client id takes its session over (the broker drops the
   // subscription's connection: MQTT 5 says with DISCONNECT 0x8E, Mosquitto 2.0 just closes it), then
-  // leaves, keeping the session
-  const { clientId } = subscriptions.validate({ tenant: 'acme', device, broker: broker.url, callback: callback.url }).broker;
+  // leaves, keeping the session; the next hold resumes it under the same client id
+  const clientId = await clientIdOf(handle);
   const intruder = await mqtt.connectAsync(broker.url, {
     protocolVersion: 5,
     clientId,
@@ -334,6 +344,119 @@ test('commands sent while the connection is down wait in the broker for the subs
   // it came out of the session as the subscription reconnected, before its SUBACK: it had waited in the broker
   const received = after.recentCommands.find((c) => c.requestId === 'r-q')!;
   expect(Date.parse(received.receivedAt)).toBeLessThanOrEqual(Date.parse(after.subscribedSince!));
+  await handle.stop();
+});
+
+test("another tenant's subscription cannot take one's session, and its commands, over", async () => {
+  const device = `sensor-${randomUUID().slice(0, 8)}`;
+  const acme = await start(device);
+  await waitFor(
+    () => acme.status(),
+    (s) => s.state === 'subscribed',
+    10_000,
+    'the subscription',
+  );
+  const acmeClientId = await clientIdOf(acme);
+  // what anyone could compute from the subscription id before: the hash of it
+  const hashOfId = `rdsub${createHash('sha256').update(`subscription/acme/${device}`).digest('hex').slice(0, 18)}`;
+  expect(acmeClientId).toMatch(/^rdsub[0-9a-f]{18}$/);
+  expect(acmeClientId).not.toBe(hashOfId);
+
+  // globex names acme's client id (the one it has, or the one it could compute): refused before anything starts
+  const globex = (clientId: string) =>
+    subscriptions.start({
+      tenant: 'globex',
+      device: 'gw-1',
+      broker: { url: broker.url, credential: 'gateway', clientId },
+      callback: callback.url,
+      policy: BACKOFF,
+    });
+  for (const clientId of [acmeClientId, hashOfId]) {
+    const refused = await globex(clientId).then(
+      (handle) => (started.push(handle), undefined),
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(InvalidInputError);
+    expect((refused as InvalidInputError).problems).toEqual([
+      { field: 'broker.clientId', message: expect.stringContaining('must start with "globex/"') },
+    ]);
+  }
+  // globex's own subscription, under its own prefix, runs beside acme's
+  const own = await globex('globex/gw-1');
+  started.push(own);
+  await waitFor(
+    () => own.status(),
+    (s) => s.state === 'subscribed',
+    10_000,
+    "globex's subscription",
+  );
+  // starting acme's again with the same configuration finds it: a made-up client id is no part of the configuration
+  expect((await start(device)).created).toBe(false);
+  expect(await clientIdOf(acme)).toBe(acmeClientId);
+
+  backend ??= await watch(broker.url, USERS.backend);
+  callback.answerWith((_call, res) => res.writeHead(204).end());
+  const ids = Array.from({ length: 6 }, (_, i) => `t-${device}-${i}`);
+  for (const id of ids) await sendCommand(device, id, 'setTemp', '{}');
+  await waitFor(
+    async () => ids.map((id) => callsFor(id)),
+    (calls) => calls.every((c) => c.length === 1),
+    15_000,
+    "acme's six commands at the callback",
+  );
+  // every one went to acme's subscription, none to globex's, and acme's session was never taken over
+  expect(ids.flatMap((id) => callsFor(id)).map((c) => c.headers.tenant)).toEqual(Array(6).fill('acme'));
+  expect(await acme.status()).toMatchObject({ holds: 1, commands: { received: 6, handed: 6 } });
+  expect(await own.status()).toMatchObject({ holds: 1, commands: { received: 0 } });
+  expect(broker.log()).not.toContain(`Client ${acmeClientId} already connected`);
+  await Promise.all([acme.stop(), own.stop()]);
+});
+
+test('a subscription started before issue 31 keeps the client id it has, and starting it again finds it', async () => {
+  const device = `sensor-${randomUUID().slice(0, 8)}`;
+  const input = {
+    tenant: 'acme',
+    device,
+    broker: { url: broker.url, credential: 'gateway' },
+    callback: callback.url,
+    policy: BACKOFF,
+  };
+  // started as the code before did: the client id a hash of the subscription id, the fingerprint over all but the start time
+  const { submittedAt: _at, ...config } = subscriptions.validate(input);
+  const hashOfId = `rdsub${createHash('sha256').update(config.subscriptionId).digest('hex').slice(0, 18)}`;
+  const subscription = { ...config, submittedAt: Date.now(), broker: { ...config.broker, clientId: hashOfId } };
+  const fingerprint = createHash('sha256')
+    .update(JSON.stringify({ ...config, broker: subscription.broker }))
+    .digest('base64url')
+    .slice(0, 22);
+  const legacy = await h.client.workflow.start('commandSubscriptionWorkflow', {
+    ...subscriptionStartOptions(subscription),
+    taskQueue: h.taskQueue,
+    args: [{ subscription }],
+    memo: { fingerprint, subscription: subscriptionFacts(subscription) },
+  });
+  const handle = subscriptions.getHandle('acme', device);
+  started.push(handle);
+  await waitFor(
+    () => handle.status(),
+    (s) => s.state === 'subscribed',
+    10_000,
+    'the subscription',
+  );
+  const again = await subscriptions.start(input);
+  expect(again.created).toBe(false);
+  expect((await again.workflow.describe()).runId).toBe(legacy.firstExecutionRunId);
+  expect(await clientIdOf(handle)).toBe(hashOfId);
+  // its session is the one it had: a command reaches the callback through it
+  backend ??= await watch(broker.url, USERS.backend);
+  callback.answerWith((_call, res) => res.writeHead(204).end());
+  await sendCommand(device, `l-${device}`, 'setTemp', '{}');
+  await waitFor(
+    async () => callsFor(`l-${device}`),
+    (c) => c.length === 1,
+    15_000,
+    'the command at the callback',
+  );
   await handle.stop();
 });
 

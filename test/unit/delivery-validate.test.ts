@@ -334,7 +334,8 @@ describe('command subscriptions follow the same rules', () => {
       'broker.clientId',
       /printable ASCII/,
     ],
-    ['a long client id', { ...sub, broker: { url: sub.broker, clientId: 'c'.repeat(129) } }, 'broker.clientId', /at most 128/],
+    ['a long client id', { ...sub, broker: { url: sub.broker, clientId: `acme/${'c'.repeat(252)}` } }, 'broker.clientId', /at most 256/],
+    ['a "+" in the client id', { ...sub, broker: { url: sub.broker, clientId: 'acme/c+1' } }, 'broker.clientId', /"\+"/],
     ['a callback without a host', { ...sub, callback: 'http:///commands' }, 'callback', /must name a host/],
     ['user info in the callback', { ...sub, callback: 'https://u:secret@app.example.com/' }, 'callback', /user name or password/],
     [

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { validateDelivery } from '../../src/validation/delivery';
 import { InvalidInputError } from '../../src/errors';
 import { validateSubscription } from '../../src/validation/subscription';
@@ -154,7 +155,7 @@ const sub = { tenant: 'acme', device: 'sensor-1', broker: 'mqtt://broker.example
 const subscriptionProblems = (input: unknown) => problems((raw) => validateSubscription(raw, { now: NOW }), input);
 
 describe('command subscriptions', () => {
-  test("defaults: Hono's command topic, a stable client id, responses to the same broker, the guide's backoff without bound", () => {
+  test("defaults: Hono's command topic, a random client id, responses to the same broker, the guide's backoff without bound", () => {
     const s = validateSubscription({ ...sub, broker: { url: 'mqtt://broker.example.com:1883', credential: 'hub' } }, { now: NOW });
     expect(s).toMatchObject({
       subscriptionId: 'subscription/acme/sensor-1',
@@ -173,9 +174,35 @@ describe('command subscriptions', () => {
       commandPolicy: { maxAge: 300_000 },
       downtimeThresholdMs: 60_000,
     });
+    // 23 characters, as every MQTT 3.1.1 broker must accept; made once at start and kept in the workflow's input
     expect(s.broker.clientId).toMatch(/^rdsub[0-9a-f]{18}$/);
-    expect(validateSubscription(sub, { now: NOW }).broker.clientId).toBe(s.broker.clientId);
-    expect(validateSubscription({ ...sub, device: 'sensor-2' }, { now: NOW }).broker.clientId).not.toBe(s.broker.clientId);
+  });
+
+  test('the client id made up for a subscription cannot be worked out from its id: not the hash it was, not the same twice', () => {
+    const hashOfId = `rdsub${createHash('sha256').update('subscription/acme/sensor-1').digest('hex').slice(0, 18)}`;
+    const ids = Array.from({ length: 50 }, () => validateSubscription(sub, { now: NOW }).broker.clientId);
+    expect(ids).not.toContain(hashOfId);
+    expect(new Set(ids).size).toBe(50);
+  });
+
+  test("a client id of the caller's own must start with its tenant and a slash; another tenant's is refused naming broker.clientId", () => {
+    const withClientId = (tenant: string, clientId: string) => ({ ...sub, tenant, broker: { url: sub.broker, clientId } });
+    expect(validateSubscription(withClientId('acme', 'acme/commands-1'), { now: NOW }).broker.clientId).toBe('acme/commands-1');
+    expect(validateSubscription(withClientId('acme', 'acme/gw/7'), { now: NOW }).broker.clientId).toBe('acme/gw/7');
+    const acmes = validateSubscription(sub, { now: NOW }).broker.clientId;
+    for (const [tenant, clientId] of [
+      ['globex', acmes], // the id of acme's subscription
+      ['globex', `rdsub${createHash('sha256').update('subscription/acme/sensor-1').digest('hex').slice(0, 18)}`],
+      ['globex', 'acme/commands-1'],
+      ['acme-x', 'acme/commands-1'],
+      ['acme', 'acme-x/commands-1'], // acme's prefix is not the start of acme-x's
+      ['acme', 'acme/'],
+      ['acme', 'commands-1'],
+    ] as const) {
+      expect(subscriptionProblems(withClientId(tenant, clientId))).toEqual({
+        'broker.clientId': expect.stringContaining(`must start with "${tenant}/" (the tenant and a slash)`),
+      });
+    }
   });
 
   test.each([
