@@ -5,6 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { createEventActivities } from '../../src/activities/operational-events';
 import { Redeliver } from '../../src/client';
 import type { OperationalEvent } from '../../src/endpoints/operational-events';
+import { webhookIdOf } from '../../src/transports/signing';
 import type { DeliveryInput } from '../../src/delivery/types';
 import { freePort } from '../support/ports';
 import { startReceiver, type ReceivedRequest, type Receiver } from '../support/receiver';
@@ -124,8 +125,13 @@ test('failing, then recovered: each told once, signed, though the operator URL w
   );
   // each alert's delivery has ended delivered: nothing more will come of it
   const device = `operator-${createHash('sha256').update(`${ops.url}/ops`).digest('hex').slice(0, 12)}`;
-  for (const id of told.keys())
-    expect((await redeliver.getHandle(`delivery/redeliver/${device}/${id}`).result()).outcome).toBe('delivered');
+  for (const id of told.keys()) {
+    // the event's id is its deliveries' message id; the webhook-id is made from the delivery id
+    const eventId = ops.requests.find((r) => r.headers['webhook-id'] === id)!.headers['message-id'] as string;
+    const deliveryId = `delivery/redeliver/${device}/${eventId}`;
+    expect(webhookIdOf(deliveryId)).toBe(id);
+    expect((await redeliver.getHandle(deliveryId).result()).outcome).toBe('delivered');
+  }
   const byType = [...accepted(endpoint).values()].map((copies) => {
     expect(copies).toHaveLength(1); // accepted once
     return copies[0]!;
