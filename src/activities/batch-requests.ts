@@ -101,7 +101,9 @@ function sendOf(group: OpenGroup, deliveries: readonly Delivery[]): PlannedSend 
   };
   const body = format === 'json' ? `[${elements.join(',')}]` : `${elements.join('\n')}\n`;
   const request = { url: target.url, method: target.method, headers, body, timeoutMs: target.timeout };
-  return { indexes, request, ...(target.signing && { signing: { secret: target.signing, id: batchRequestId(ids) } }) };
+  // a batch is one tenant's (batches.ts), and so is each of its requests
+  const tenant = deliveries[indexes[0]!]!.tenant;
+  return { indexes, request, ...(target.signing && { signing: { secret: target.signing, id: batchRequestId(ids), tenant } }) };
 }
 
 /**
