@@ -244,7 +244,9 @@ describe('a credential goes only to the brokers it is bound to', () => {
 
   test('the binding is by scheme, host and port: a credential bound to the TLS listener is not sent in clear to the same host', async () => {
     const tlsOnly = (name: string): MqttCredential | undefined =>
-      name === 'pub' ? { ...USERS.pub, tenants: ['acme'], brokers: [{ url: broker.tlsUrl!.replace('localhost', 'LOCALHOST'), ca: CA }] } : undefined;
+      name === 'pub'
+        ? { ...USERS.pub, tenants: ['acme'], brokers: [{ url: broker.tlsUrl!.replace('localhost', 'LOCALHOST'), ca: CA }] }
+        : undefined;
     const p = pool({ credentials: tlsOnly });
     const plain = `mqtt://localhost:${new URL(broker.tlsUrl!).port}`;
     expect(classify((await publish(p, { url: plain })).outcome).code).toBe('secret-not-bound');
@@ -322,12 +324,38 @@ describe("the TLS trust of a credential is its binding's, never the delivery's",
   test("the binding's own CA and server name are the operator's to choose: with them, the credential goes there", async () => {
     const p = pool({
       credentials: (name) =>
-        name === 'pub' ? { ...USERS.pub, tenants: ['acme'], brokers: [{ url: bound, ca: ATTACKER.ca, servername: 'attacker.test' }] } : undefined,
+        name === 'pub'
+          ? { ...USERS.pub, tenants: ['acme'], brokers: [{ url: bound, ca: ATTACKER.ca, servername: 'attacker.test' }] }
+          : undefined,
     });
     await publish(p, { url: bound, timeoutMs: 500 });
     expect(await impostor.settled()).toBe(1);
     expect(Buffer.concat(impostor.received).toString('latin1')).toContain(USERS.pub.password);
   });
+});
+
+test("a credential serves only its tenants: another tenant's attempt is refused before any connection, and leaves the tenant's pooled connection alone", async () => {
+  const p = pool();
+  expect(classify((await publish(p)).outcome).class).toBe('success');
+  expect(p.stats()).toMatchObject({ connections: 1, connects: 1 });
+  const refused = classify((await publish(p, { tenant: 'globex', topic: 'command/acme/valve-7/res' })).outcome);
+  expect(refused).toMatchObject({ class: 'client', retryable: false, code: 'secret-not-for-tenant' });
+  expect(refused.reason).toBe(
+    'the worker\'s MQTT credential "pub" is not for tenant globex: a secret serves only the tenants its configuration lists, so nothing was sent. ' +
+      'If tenant "globex" may use it, add it to "tenants" in REDELIVER_MQTT_CREDENTIALS_PUB or the file named by REDELIVER_MQTT_CREDENTIALS_FILE',
+  );
+  // acme's connection was neither used nor retired for it
+  expect(classify((await publish(p)).outcome).class).toBe('success');
+  expect(p.stats()).toMatchObject({ connections: 1, connects: 1 });
+  // a subscription's dedicated connection passes the same gate
+  const held = await p.connectDedicated(
+    { url: broker.url, protocolVersion: '5', credential: 'pub', tenant: 'globex', tls: null },
+    { clientId: 'sub-globex', clean: true, timeoutMs: 2_000 },
+  );
+  expect(held.ok ? 'connected' : classify(held.outcome).code).toBe('secret-not-for-tenant');
+  // "*" serves every tenant
+  const shared = pool({ credentials: (name) => (name === 'pub' ? { ...USERS.pub, tenants: ['*'], brokers: [broker.url] } : undefined) });
+  expect(classify((await publish(shared, { tenant: 'globex' })).outcome).class).toBe('success');
 });
 
 test('a pooled connection is used no longer once its binding is revoked or its password changes', async () => {
