@@ -5,9 +5,10 @@ import type { TransportOutcome } from '../classify/types';
  * tenants that may use it and to the targets it belongs to, and is released only for a delivery of one of
  * those tenants going to one of those targets. A producer names the secret and the target, so without the
  * binding any producer could name a secret and a server of its own and receive it; without the tenants,
- * any tenant could have its messages signed, or published with the login, of another. Targets compare as `scheme://host:port`: the scheme exactly (a secret bound to a TLS
- * target is never sent in clear), the host case-insensitively but otherwise as written (a trailing dot or
- * another spelling of an IP address is another target), the port with the scheme's default filled in.
+ * any tenant could have its messages signed, or published with the login, of another. Targets compare as
+ * `scheme://host:port`: the scheme exactly (a secret bound to a TLS target is never sent in clear), the
+ * host case-insensitively but otherwise as written (a trailing dot or another spelling of an IP address is
+ * another target), the port with the scheme's default filled in.
  */
 
 /** The default port of each scheme a target of this kind may have: `{ mqtt: 1883, mqtts: 8883 }`. */
