@@ -63,6 +63,7 @@ import { BatchSubmission, planSubmission, startBatch, type BatchHandle, type Bat
 import { deliveryStart, fingerprintOf, type DeliveryMemo, type Redrive } from './delivery-start';
 import { batchWorkflowId } from './batch/types';
 import { OrderingKeys, type Place } from './ordering-keys';
+import { secretTenantsFromEnvironment } from './transports/secret-tenants';
 
 type Reuse = 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE';
 import { EndpointHandle } from './endpoint-handle';
@@ -103,11 +104,16 @@ export class Redeliver {
   /** Ordering keys (docs/ordering.md): a key's status and queue, and the release of a stopped key. */
   readonly ordering: OrderingKeys;
 
+  /** What submit checks a delivery with: the options, and the tenants of the secrets this process's environment configures. */
+  private readonly validation: ValidateOptions;
+
   constructor(
     readonly client: Client,
     private readonly options: RedeliverOptions = {},
   ) {
     const defaults = clientDefaultsFromEnv(options.env);
+    // where this process sees the worker's secrets (the HTTP API, the CLI), another tenant's is refused at submit
+    this.validation = { ...options, secretTenants: options.secretTenants ?? secretTenantsFromEnvironment(options.env) };
     this.taskQueue = options.taskQueue ?? defaults.taskQueue;
     this.ordering = new OrderingKeys(client, this.taskQueue);
     // with keys configured, a client without them would store message bodies in plain text
@@ -161,7 +167,7 @@ export class Redeliver {
 
   /** Refuses bad input with an InvalidInputError naming each wrong field; returns the normalized delivery. */
   validate(input: DeliveryInput | unknown): Delivery {
-    return validateDelivery(input, this.options);
+    return validateDelivery(input, this.validation);
   }
 
   /**
@@ -229,7 +235,7 @@ export class Redeliver {
 
   /** Submits many; every input is validated before the first is started, so bad input starts nothing. */
   async submitMany(inputs: DeliveryInput[], onProgress?: (done: number) => void, concurrency = 16): Promise<DeliveryHandle[]> {
-    validateDeliveries(inputs, this.options);
+    validateDeliveries(inputs, this.validation);
     const handles: DeliveryHandle[] = new Array(inputs.length);
     let next = 0;
     let done = 0;
@@ -252,7 +258,12 @@ export class Redeliver {
    * started again; without one, the id comes from the batch's contents, so resubmitting the same set sends nothing.
    */
   async submitBatch(inputs: DeliveryInput[], options: BatchOptions = {}): Promise<BatchSubmission> {
-    return this.startBatches(planSubmission(inputs, options, this.options));
+    return this.startBatches(this.plan(inputs, options));
+  }
+
+  /** Every input validated as submit validates it, and the set cut into batches (planSubmission), without I/O. */
+  plan(inputs: readonly unknown[], options: BatchOptions = {}): PlannedBatch[] {
+    return planSubmission(inputs, options, this.validation);
   }
 
   /** Starts batches planned by `planSubmission` (what submitBatch does after planning; the CLI plans before it connects). */

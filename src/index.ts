@@ -56,6 +56,7 @@ export type {
 export { deliveryIdOf } from './delivery/ids';
 export { DEAD_LETTER_STATES, type DeadLetterState, type DeliveryFilter } from './delivery/filter';
 export type { ValidateOptions } from './validation/delivery';
+export type { SecretTenantsLookup, SecretUse } from './validation/secret-tenants';
 export type { BackoffPolicy, BackoffPolicyInput, Jitter } from './policy/types';
 export type { ClassOverrides, ErrorClass, Verdict } from './classify/types';
 export type { EndpointDowntimeReport, EndpointStatus, TimelineBucket } from './endpoints/types';

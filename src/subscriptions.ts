@@ -19,6 +19,8 @@ import {
   type SubscriptionStatus,
 } from './subscription/types';
 import { validateSubscription } from './validation/subscription';
+import type { SecretTenantsLookup } from './validation/secret-tenants';
+import { secretTenantsFromEnvironment } from './transports/secret-tenants';
 import type { commandSubscriptionWorkflow } from './workflows/command-subscription';
 import { Device, Endpoint, Tenant, stopSubscriptionUpdate, subscriptionStatusQuery } from './workflows/definitions';
 import { subscriptionFacts, subscriptionStartOptions } from './workflows/start-options';
@@ -28,6 +30,8 @@ export interface SubscriptionsOptions {
   taskQueue?: string;
   /** A subscription continues as new once its history has this many events. Default 4,000. */
   historyLimit?: number;
+  /** The tenants of the worker's secrets (ValidateOptions.secretTenants). Default: this process's environment. */
+  secretTenants?: SecretTenantsLookup;
 }
 
 /** One line of a listing. */
@@ -49,12 +53,14 @@ export interface SubscriptionSummary {
  */
 export class Subscriptions {
   readonly taskQueue: string;
+  private readonly secretTenants: SecretTenantsLookup;
 
   constructor(
     readonly client: Client,
     private readonly options: SubscriptionsOptions = {},
   ) {
     this.taskQueue = options.taskQueue ?? clientDefaultsFromEnv().taskQueue;
+    this.secretTenants = options.secretTenants ?? secretTenantsFromEnvironment();
   }
 
   /** Connects as `Redeliver.connect` does (the environment, or the options). */
@@ -70,7 +76,7 @@ export class Subscriptions {
 
   /** Refuses bad input with an InvalidInputError naming each wrong field; returns the normalized subscription. */
   validate(input: SubscriptionInput | unknown): CommandSubscription {
-    return validateSubscription(input);
+    return validateSubscription(input, { secretTenants: this.secretTenants });
   }
 
   /**

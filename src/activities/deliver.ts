@@ -52,6 +52,7 @@ export function mqttPublishOf(delivery: Delivery, target: MqttTarget, attempt: n
     url: target.url,
     protocolVersion: target.protocolVersion,
     credential: target.credential,
+    tenant: delivery.tenant,
     tls: target.tls,
     topic: target.topic,
     payload: delivery.body,
@@ -164,7 +165,7 @@ export function createAttempt(deps: DeliverDeps) {
         ? mqtt().publish(mqttPublishOf(delivery, target, attempt, signal))
         : sendHttpSigned(
             httpRequestOf(delivery, target, attempt, signal),
-            target.signing ? { secret: target.signing, id: webhookIdOf(delivery.deliveryId) } : undefined,
+            target.signing ? { secret: target.signing, id: webhookIdOf(delivery.deliveryId), tenant: delivery.tenant } : undefined,
           ),
     );
     return result!;

@@ -3,13 +3,14 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { OperatorEvents } from '../config/operator-events';
 import { deliveryStart } from '../delivery-start';
+import { OPERATOR_TENANT } from '../delivery/ids';
 import type { Delivery } from '../delivery/types';
 import { envelopeOf, type OperationalEvent } from '../endpoints/operational-events';
 import { InvalidInputError } from '../errors';
 import { validateDelivery } from '../validation/delivery';
 
 /** The tenant of every operational event's delivery: one filter in the UI (`Tenant = "redeliver"`) finds them all. */
-export const EVENTS_TENANT = 'redeliver';
+export const EVENTS_TENANT = OPERATOR_TENANT;
 
 export interface EventDeps {
   /** The worker's client: it starts the events' deliveries. */

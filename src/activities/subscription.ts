@@ -63,7 +63,8 @@ export interface HandOff {
 }
 
 export function brokerEndpoint(sub: CommandSubscription): MqttEndpoint {
-  return { url: sub.broker.url, protocolVersion: sub.broker.protocolVersion, credential: sub.broker.credential, tls: sub.broker.tls };
+  const { url, protocolVersion, credential, tls } = sub.broker;
+  return { url, protocolVersion, credential, tenant: sub.tenant, tls };
 }
 
 /** The message id a command carries to the callback: its request id, else its number in the subscription. */

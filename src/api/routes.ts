@@ -1,7 +1,6 @@
 import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
-import { planSubmission } from '../batches';
 import type { EndpointView, Redeliver } from '../client';
 import { DEAD_LETTER_STATES, OPEN_STATES, type DeadLetterState, type DeliveryFilter } from '../delivery/filter';
 import { deliveryIdOf } from '../delivery/ids';
@@ -126,7 +125,7 @@ async function submit({ body, key, api }: Call<unknown, unknown, unknown>) {
   const inputs = body.map((input: unknown) =>
     isObject(input) && input.messageId === undefined ? { ...input, messageId: randomUUID() } : input,
   ) as DeliveryInput[];
-  const planned = planSubmission(inputs);
+  const planned = api.redeliver.plan(inputs);
   await api.redeliver.startBatches(planned);
   const batchOf = new Map(planned.flatMap((b) => b.deliveries.map((d) => [d.deliveryId, b.batchId] as const)));
   return inputs.map((input) => {

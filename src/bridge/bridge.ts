@@ -1,6 +1,7 @@
 import type { IPublishPacket, MqttClient } from 'mqtt';
 import type { Batcher } from '../batcher';
 import { classify, type Classification, type TransportOutcome } from '../classify';
+import { OPERATOR_TENANT } from '../delivery/ids';
 import type { DeliveryInput } from '../delivery/types';
 import { InvalidInputError, RedeliverError } from '../errors';
 import { backoffDelay, validatePolicy } from '../policy';
@@ -149,7 +150,8 @@ export class Bridge {
     const { broker } = this.config;
     const connection = this.newConnection();
     const connected = await connectMqtt(
-      { url: broker.url, protocolVersion: '5', credential: broker.credential, tls: broker.tls },
+      // the bridge reads every tenant's topics with the operator's login, not on behalf of one tenant
+      { url: broker.url, protocolVersion: '5', credential: broker.credential, tenant: OPERATOR_TENANT, tls: broker.tls },
       this.context,
       {
         clientId: broker.clientId,

@@ -4,7 +4,7 @@ import type { Classification, ClassOverrides, ErrorClass, TransportOutcome, Verd
 
 /** Every code `classify` can return; delivery validation accepts override keys of this shape only. */
 export const STABLE_CODE =
-  /^(http-\d{3}|mqtt-0x[0-9a-f]{2}|mqtt3-connack-0x[0-9a-f]{2}|mqtt-sent|mqtt-no-puback|mqtt-closed|net-[A-Z0-9_]+|tls-[A-Z0-9_]+|timeout|invalid-target|ssrf-blocked|secret-not-bound)$/;
+  /^(http-\d{3}|mqtt-0x[0-9a-f]{2}|mqtt3-connack-0x[0-9a-f]{2}|mqtt-sent|mqtt-no-puback|mqtt-closed|net-[A-Z0-9_]+|tls-[A-Z0-9_]+|timeout|invalid-target|ssrf-blocked|secret-not-bound|secret-not-for-tenant)$/;
 
 /**
  * One stable Temporal failure type per class, so operators can filter and the workflow can decide.
@@ -129,6 +129,12 @@ function match(outcome: TransportOutcome, now: number): Match {
         code: 'secret-not-bound',
         row: row('secret-not-bound'),
         vars: { secret: outcome.secret, target: outcome.target, hint: outcome.hint },
+      };
+    case 'foreign-secret':
+      return {
+        code: 'secret-not-for-tenant',
+        row: row('secret-not-for-tenant'),
+        vars: { secret: outcome.secret, tenant: outcome.tenant, hint: outcome.hint },
       };
   }
 }

@@ -675,4 +675,12 @@ export const CLASSIFICATION_TABLE: readonly ClassificationRow[] = [
     reason:
       "the worker's {secret} is not bound to {target}: a secret goes only to the targets its configuration lists, so nothing was sent. {hint}",
   },
+  {
+    code: 'secret-not-for-tenant',
+    class: 'client',
+    meaning:
+      'The target names a secret of the worker (an MQTT credential, a signing secret) that is not for the delivery\'s tenant: a secret serves only the tenants its configuration lists in "tenants" (README, "MQTT credentials", "Signed requests"), so that one tenant cannot sign or publish as another. Refused before connecting.',
+    reason:
+      "the worker's {secret} is not for tenant {tenant}: a secret serves only the tenants its configuration lists, so nothing was sent. {hint}",
+  },
 ];

@@ -34,7 +34,9 @@ export type TransportOutcome =
   /** The SSRF guard refused the address the target resolved to: `range` names it, `description` says it in words. */
   | { kind: 'blocked-address'; host: string; address: string; range: string; description: string }
   /** The worker's secret the target names (`MQTT credential "hub-acme"`) is not bound to `target`: nothing was sent. */
-  | { kind: 'unbound-secret'; secret: string; target: string; hint: string };
+  | { kind: 'unbound-secret'; secret: string; target: string; hint: string }
+  /** The worker's secret the target names is not for the delivery's tenant: nothing was sent. */
+  | { kind: 'foreign-secret'; secret: string; tenant: string; hint: string };
 
 export interface Classification {
   class: Verdict;

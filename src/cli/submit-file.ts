@@ -4,6 +4,7 @@ import type { Redeliver } from '../client';
 import type { DeliveryInput, Outcome } from '../delivery/types';
 import { InvalidInputError, type Problem } from '../errors';
 import { validateDeliveries } from '../validation/delivery';
+import { secretTenantsFromEnvironment } from '../transports/secret-tenants';
 import { connect, type ConnectionFlags } from './connection';
 import { EXIT, emit } from './output';
 import { wholeNumber } from './number-flags';
@@ -67,7 +68,8 @@ export async function submitFile(flags: FileFlags): Promise<void> {
   const inputs = parseDeliveries(flags.file === '-' ? readFileSync(0, 'utf8') : readFileSync(flags.file!, 'utf8'));
   const options = batchOptions(flags);
   // bad input starts nothing and draws no bar; in batches, a message id given twice for different messages too
-  const planned = options ? planSubmission(inputs, options) : (validateDeliveries(inputs), undefined);
+  const validate = { secretTenants: secretTenantsFromEnvironment() };
+  const planned = options ? planSubmission(inputs, options, validate) : (validateDeliveries(inputs, validate), undefined);
   const redeliver = await connect(flags);
   try {
     const started = Date.now();

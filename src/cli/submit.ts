@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { InvalidInputError } from '../errors';
 import type { DeliveryInput } from '../delivery/types';
 import { validateDelivery } from '../validation/delivery';
+import { secretTenantsFromEnvironment } from '../transports/secret-tenants';
 import { connect, withConnectionFlags } from './connection';
 import { emit } from './output';
 import { refuseBatchFlags, submitFile, type FileFlags } from './submit-file';
@@ -99,7 +100,8 @@ Examples:
       if (flags.file !== undefined) return submitFile(flags);
       refuseBatchFlags(flags);
       const input = inputFromFlags(flags);
-      validateDelivery(input); // bad input is refused (exit 2) before connecting to anything
+      // bad input is refused (exit 2) before connecting to anything, another tenant's secret too where this shell has the worker's
+      validateDelivery(input, { secretTenants: secretTenantsFromEnvironment() });
       const redeliver = await connect(flags);
       try {
         const handle = await redeliver.submit(input);

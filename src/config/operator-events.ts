@@ -1,3 +1,4 @@
+import { OPERATOR_TENANT } from '../delivery/ids';
 import { releaseSecret } from '../transports/secret-binding';
 import { SIGNING_SECRET, type SigningSecretResolver } from '../transports/signing';
 import type { ConfigProblem, EnvReader } from './errors';
@@ -56,7 +57,7 @@ export function operatorEventsProblems(
     return ok;
   });
   if (!events.signing) {
-    const example = '`operator` (its secret in REDELIVER_SIGNING_SECRETS_OPERATOR, bound to the operator URLs)';
+    const example = '`operator` (its secret in REDELIVER_SIGNING_SECRETS_OPERATOR, bound to the operator URLs, "tenants": ["redeliver"])';
     problems.push({
       variable: fields.signing,
       message: `must name the signing secret operational events are signed with, e.g. ${example}`,
@@ -64,11 +65,18 @@ export function operatorEventsProblems(
     return problems;
   }
   for (const url of urls) {
-    const released = releaseSecret(SIGNING_SECRET, events.signing, url, resolve);
+    // events are the operator's deliveries: the secret must be for its tenant, as the worker checks at each request
+    const released = releaseSecret(SIGNING_SECRET, events.signing, url, resolve, OPERATOR_TENANT);
     if (released.ok) continue;
     const o = released.outcome;
     const message =
-      o.kind === 'unbound-secret' ? `${o.secret} is not bound to ${o.target}. ${o.hint}` : o.kind === 'invalid-target' ? o.message : o.kind;
+      o.kind === 'unbound-secret'
+        ? `${o.secret} is not bound to ${o.target}. ${o.hint}`
+        : o.kind === 'foreign-secret'
+          ? `${o.secret} is not for tenant "${o.tenant}", whose deliveries operational events are. ${o.hint}`
+          : o.kind === 'invalid-target'
+            ? o.message
+            : o.kind;
     problems.push({ variable: fields.signing, message });
   }
   return problems;

@@ -3,6 +3,12 @@ export function deliveryIdOf(tenant: string, device: string, messageId: string):
   return `delivery/${tenant}/${device}/${messageId}`;
 }
 
+/**
+ * The tenant of what the operator's own configuration sends or reads, not a producer's: operational events
+ * (activities/operational-events.ts) and the bridge's broker login. A secret they use names it in "tenants".
+ */
+export const OPERATOR_TENANT = 'redeliver';
+
 /** The sequencer of an ordering key (workflows/ordering.ts): one per tenant and key, its deliveries' FIFO. */
 export function orderingWorkflowId(tenant: string, key: string): string {
   return `ordering/${tenant}/${key}`;

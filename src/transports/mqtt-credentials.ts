@@ -8,7 +8,7 @@ import {
   secretVariable,
   type SecretSource,
 } from './named-secrets';
-import { parseBinding, type SecretKind } from './secret-binding';
+import { parseBinding, parseTenants, type SecretKind } from './secret-binding';
 
 /** What a worker logs in to a broker with. Resolved by name on the worker: never part of a delivery. */
 export interface MqttCredential {
@@ -20,6 +20,12 @@ export interface MqttCredential {
    * name the credential with a broker of its own.
    */
   brokers: readonly (string | MqttBrokerBinding)[];
+  /**
+   * The tenants whose deliveries and subscriptions may use it (`["acme"]`, or `["*"]` for all): required,
+   * and checked at submit where the submitter can see it and before every connection, so that one tenant
+   * cannot publish or subscribe with another's login. The bridge's own login is the operator's: `"redeliver"`.
+   */
+  tenants: readonly string[];
 }
 
 /**
@@ -43,17 +49,17 @@ export interface MqttBrokerBinding {
  */
 export type CredentialResolver = (name: string) => MqttCredential | undefined;
 
-/** `REDELIVER_MQTT_CREDENTIALS_<NAME>`: the credential as JSON, `{"username": "…", "password": "…", "brokers": […]}`. */
+/** `REDELIVER_MQTT_CREDENTIALS_<NAME>`: the credential as JSON, `{"username": "…", "password": "…", "brokers": […], "tenants": […]}`. */
 export const CREDENTIAL_ENV_PREFIX = 'REDELIVER_MQTT_CREDENTIALS_';
 
 /** Where a worker finds MQTT credentials: `REDELIVER_MQTT_CREDENTIALS_<NAME>`, else `REDELIVER_MQTT_CREDENTIALS_FILE` (transports/named-secrets.ts). */
 const CREDENTIAL_SOURCE: SecretSource<MqttCredential> = {
   prefix: CREDENTIAL_ENV_PREFIX,
-  example: '{"username": "…", "password": "…", "brokers": ["mqtts://host:8883"]}',
+  example: '{"username": "…", "password": "…", "brokers": ["mqtts://host:8883"], "tenants": ["acme"]}',
   check: checked,
 };
 
-/** A JSON file of every credential by name: `{ "<name>": { "username": "…", "password": "…", "brokers": […] } }`. */
+/** A JSON file of every credential by name: `{ "<name>": { "username": "…", "password": "…", "brokers": […], "tenants": […] } }`. */
 export const CREDENTIALS_FILE_ENV = secretsFileVariable(CREDENTIAL_SOURCE);
 
 /** The environment variable that holds credential `name`: upper case, anything but letters and digits as `_`. */
@@ -79,6 +85,7 @@ export const MQTT_CREDENTIAL: SecretKind<MqttCredential, BrokerTls> = {
   ports: { mqtt: 1883, mqtts: 8883 },
   example: 'mqtts://hub.example.com:8883',
   targetsOf: (credential) => credential.brokers,
+  tenantsOf: (credential) => credential.tenants,
   sources: credentialSources,
   options: { fields: ['ca', 'caFile', 'servername'], read: brokerTls },
 };
@@ -132,16 +139,18 @@ export function credentialProblems(env: NodeJS.ProcessEnv): ConfigProblem[] {
 
 function checked(value: unknown): MqttCredential {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new Error('must be an object { username?, password?, brokers }');
-  const { username, password, brokers, ...rest } = value as Record<string, unknown>;
+    throw new Error('must be an object { username?, password?, brokers, tenants }');
+  const { username, password, brokers, tenants, ...rest } = value as Record<string, unknown>;
   if (Object.keys(rest).length > 0)
-    throw new Error(`has unknown fields: ${Object.keys(rest).join(', ')} (known: username, password, brokers)`);
+    throw new Error(`has unknown fields: ${Object.keys(rest).join(', ')} (known: username, password, brokers, tenants)`);
   if (username !== undefined && typeof username !== 'string') throw new Error('username must be a string');
   if (password !== undefined && typeof password !== 'string') throw new Error('password must be a string');
   parseBinding(brokers, MQTT_CREDENTIAL);
+  parseTenants(tenants, MQTT_CREDENTIAL);
   return {
     ...(username !== undefined && { username }),
     ...(password !== undefined && { password }),
     brokers: brokers as MqttCredential['brokers'],
+    tenants: tenants as string[],
   };
 }

@@ -26,6 +26,11 @@ export interface MqttEndpoint {
   /** A credential name the worker resolves; null = connect without user name and password. */
   credential: string | null;
   /**
+   * Whose connection this is: the delivery's or subscription's tenant (the bridge's: the operator's), which
+   * the credential must be for. Not part of the pool's key: the same login serves every tenant it is for.
+   */
+  tenant: string;
+  /**
    * The delivery's TLS settings. Only without a credential: the trust for a credential is its binding's
    * (a connection naming one with a CA or server name of its own is refused, see accessFor).
    */
@@ -123,7 +128,7 @@ export function accessFor(endpoint: MqttEndpoint, credentials: CredentialResolve
       `("brokers" in ${credentialSources(endpoint.credential)}), so nothing was sent`;
     return { ok: false, outcome: { kind: 'invalid-target', message } };
   }
-  const released = releaseSecret(MQTT_CREDENTIAL, endpoint.credential, endpoint.url, credentials);
+  const released = releaseSecret(MQTT_CREDENTIAL, endpoint.credential, endpoint.url, credentials, endpoint.tenant);
   if (!released.ok) return released;
   const { username, password } = released.secret;
   const login = { ...(username !== undefined && { username }), ...(password !== undefined && { password }) };
@@ -431,6 +436,8 @@ export class MqttPool {
     // resolved for every attempt, not only when connecting: an open connection, logged in, is no reason to
     // go on sending a credential whose binding was revoked, or the login (or trust) an operator replaced
     const access = accessFor(endpoint, this.context.credentials);
+    // another tenant naming the credential says nothing about the connection its own tenants share
+    if (!access.ok && access.outcome.kind === 'foreign-secret') return access;
     const open = this.connections.get(key);
     if (open && (!access.ok || open.fingerprint !== access.fingerprint)) {
       this.connections.delete(key);

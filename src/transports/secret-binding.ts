@@ -1,12 +1,14 @@
 import type { TransportOutcome } from '../classify/types';
 
 /**
- * A secret the worker resolves by name (an MQTT credential; later a webhook signing secret) is bound to
- * the targets it belongs to, and is released only for a connection to one of them. A producer names the
- * secret and the target, so without the binding any producer could name a secret and a server of its own
- * and receive it. Targets compare as `scheme://host:port`: the scheme exactly (a secret bound to a TLS
- * target is never sent in clear), the host case-insensitively but otherwise as written (a trailing dot or
- * another spelling of an IP address is another target), the port with the scheme's default filled in.
+ * A secret the worker resolves by name (an MQTT credential, a webhook signing secret) is bound to the
+ * tenants that may use it and to the targets it belongs to, and is released only for a delivery of one of
+ * those tenants going to one of those targets. A producer names the secret and the target, so without the
+ * binding any producer could name a secret and a server of its own and receive it; without the tenants,
+ * any tenant could have its messages signed, or published with the login, of another. Targets compare as
+ * `scheme://host:port`: the scheme exactly (a secret bound to a TLS target is never sent in clear), the
+ * host case-insensitively but otherwise as written (a trailing dot or another spelling of an IP address is
+ * another target), the port with the scheme's default filled in.
  */
 
 /** The default port of each scheme a target of this kind may have: `{ mqtt: 1883, mqtts: 8883 }`. */
@@ -23,6 +25,8 @@ export interface SecretKind<T, O = never> {
   example: string;
   /** The targets a resolved secret is bound to, as configured (checked again here). */
   targetsOf(secret: T): unknown;
+  /** The tenants that may use a resolved secret, as configured (`"tenants"`, checked again here). */
+  tenantsOf(secret: T): unknown;
   /** Where the worker looks for secret `name`, in words (the variables to set). */
   sources(name: string): string;
   /**
@@ -78,6 +82,42 @@ export function parseBinding<T, O>(value: unknown, kind: SecretKind<T, O>): Boun
   return bound;
 }
 
+/** The tenants a secret may be used for: tenant ids, or every tenant (`"*"`, said explicitly). */
+export type SecretTenants = readonly string[] | typeof EVERY_TENANT;
+
+/** What `"tenants": ["*"]` stands for: the one way to let every tenant use a secret. */
+export const EVERY_TENANT = '*';
+
+// as a delivery's tenant (validation/limits.ts, idSchema): printable ASCII without whitespace, "/", "+", "#"
+const TENANT_ID = /^[!-~]{1,128}$/;
+const NOT_IN_TENANT_ID = /[/+#]/;
+
+/**
+ * A secret's `"tenants"`: required, so that a secret configured before tenants existed stops the worker
+ * instead of serving every tenant; `["*"]` alone allows all. Throws naming what is wrong.
+ */
+export function parseTenants(value: unknown, kind: { label: string }): SecretTenants {
+  const example = `e.g. "tenants": ["acme"], or ["*"] for every tenant`;
+  if (value === undefined || (Array.isArray(value) && value.length === 0))
+    throw new Error(`"tenants" is required: the tenants whose deliveries may use this ${kind.label}, ${example}`);
+  if (!Array.isArray(value)) throw new Error(`"tenants" must be a list of tenant ids, ${example}`);
+  if (value.includes(EVERY_TENANT)) {
+    if (value.length > 1) throw new Error('"tenants": "*" stands for every tenant: give it alone');
+    return EVERY_TENANT;
+  }
+  const bad = value.flatMap((t: unknown, i) => (typeof t === 'string' && TENANT_ID.test(t) && !NOT_IN_TENANT_ID.test(t) ? [] : [i + 1]));
+  if (bad.length)
+    throw new Error(
+      `"tenants": entry ${bad.join(', ')} must be a tenant id (printable ASCII without whitespace, "/", "+" or "#", at most 128) or "*"`,
+    );
+  return value as string[];
+}
+
+/** Whether a delivery of `tenant` may use a secret bound to `tenants`. */
+export function tenantAllowed(tenants: SecretTenants, tenant: string): boolean {
+  return tenants === EVERY_TENANT || tenants.includes(tenant);
+}
+
 /** One entry, read: a URL, or (when the kind has options) `{ url, …options }`. Throws what is wrong with it. */
 function boundTarget<T, O>(entry: unknown, kind: SecretKind<T, O>): BoundTarget<O> {
   const fields = kind.options?.fields ?? [];
@@ -119,25 +159,34 @@ export type Released<T, O = never> = { ok: true; secret: T; options?: O } | { ok
 
 /**
  * The one gate a secret resolved by name passes before anything connects: resolve it (at connect time, so
- * a rotated secret or binding applies to the next connection) and release it only for a target it is
- * bound to. An unknown name or a broken configuration is an `invalid-target`, a target the secret is not
- * bound to an `unbound-secret` (code `secret-not-bound`); both end the delivery rejected, nothing sent.
+ * a rotated secret or binding applies to the next connection) and release it only for a delivery of a
+ * tenant it is for, going to a target it is bound to. An unknown name or a broken configuration is an
+ * `invalid-target`; a tenant the secret is not for a `foreign-secret` (code `secret-not-for-tenant`); a
+ * target it is not bound to an `unbound-secret` (code `secret-not-bound`): each ends the delivery rejected,
+ * nothing sent. Neither refusal says which tenants or targets the secret is for.
  */
 export function releaseSecret<T, O>(
   kind: SecretKind<T, O>,
   name: string,
   url: string,
   resolve: (name: string) => T | undefined,
+  tenant: string,
 ): Released<T, O> {
   const invalid = (message: string): Released<T, O> => ({ ok: false, outcome: { kind: 'invalid-target', message } });
   let secret: T | undefined;
   let bound: BoundTarget<O>[];
+  let tenants: SecretTenants;
   try {
     secret = resolve(name);
     if (secret === undefined) return invalid(`this worker has no ${kind.label} named "${name}" (set ${kind.sources(name)})`);
+    tenants = parseTenants(kind.tenantsOf(secret), kind);
     bound = parseBinding(kind.targetsOf(secret), kind);
   } catch (err) {
     return invalid(`the worker's ${kind.label} "${name}" is misconfigured: ${(err as Error).message}`);
+  }
+  if (!tenantAllowed(tenants, tenant)) {
+    const hint = `If tenant "${tenant}" may use it, add it to "tenants" in ${kind.sources(name)}`;
+    return { ok: false, outcome: { kind: 'foreign-secret', secret: `${kind.label} "${name}"`, tenant, hint } };
   }
   const match = matchBinding(bound, url, kind.ports);
   if (match) return { ok: true, secret, ...(match.options !== undefined && { options: match.options }) };

@@ -10,7 +10,7 @@ import {
   type SecretResolver,
   type SecretSource,
 } from './named-secrets';
-import { parseBinding, releaseSecret, type SecretKind } from './secret-binding';
+import { parseBinding, parseTenants, releaseSecret, type SecretKind } from './secret-binding';
 
 /*
  * Standard Webhooks signatures (https://www.standardwebhooks.com, "Signature scheme"): every request to a
@@ -35,6 +35,12 @@ export interface SigningSecret {
    * the real receiver within its tolerance.
    */
   endpoints: readonly string[];
+  /**
+   * The tenants whose deliveries it may sign (`["acme"]`, or `["*"]` for all): required, and checked at
+   * submit where the submitter can see it and before every request, so that one tenant cannot have its
+   * messages signed as another's. Operational events are tenant `redeliver`'s.
+   */
+  tenants: readonly string[];
 }
 
 export type SigningSecretResolver = SecretResolver<SigningSecret>;
@@ -48,7 +54,7 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 /** Where a worker finds signing secrets: `REDELIVER_SIGNING_SECRETS_<NAME>`, else `REDELIVER_SIGNING_SECRETS_FILE`. */
 const SIGNING_SOURCE: SecretSource<SigningSecret> = {
   prefix: 'REDELIVER_SIGNING_SECRETS_',
-  example: '{"secrets": ["whsec_…"], "endpoints": ["https://ingest.example.com"]}',
+  example: '{"secrets": ["whsec_…"], "endpoints": ["https://ingest.example.com"], "tenants": ["acme"]}',
   check: checkedSigningSecret,
 };
 
@@ -61,6 +67,7 @@ export const SIGNING_SECRET: SecretKind<SigningSecret> = {
   ports: { http: 80, https: 443 },
   example: 'https://ingest.example.com',
   targetsOf: (secret) => secret.endpoints,
+  tenantsOf: (secret) => secret.tenants,
   sources: (name) => secretSources(SIGNING_SOURCE, name),
 };
 
@@ -75,14 +82,17 @@ export function signingSecretProblems(env: NodeJS.ProcessEnv): ConfigProblem[] {
 }
 
 function checkedSigningSecret(value: unknown): SigningSecret {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('must be an object { secrets, endpoints }');
-  const { secrets, endpoints, ...rest } = value as Record<string, unknown>;
-  if (Object.keys(rest).length > 0) throw new Error(`has unknown fields: ${Object.keys(rest).join(', ')} (known: secrets, endpoints)`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error('must be an object { secrets, endpoints, tenants }');
+  const { secrets, endpoints, tenants, ...rest } = value as Record<string, unknown>;
+  if (Object.keys(rest).length > 0)
+    throw new Error(`has unknown fields: ${Object.keys(rest).join(', ')} (known: secrets, endpoints, tenants)`);
   if (!Array.isArray(secrets) || secrets.length === 0)
     throw new Error('"secrets" must be a list of one or more secrets, e.g. ["whsec_…"] (openssl rand -base64 32)');
   secrets.forEach((s, i) => secretKey(s, `"secrets" entry ${i + 1}`));
   parseBinding(endpoints, SIGNING_SECRET);
-  return { secrets: secrets as string[], endpoints: endpoints as string[] };
+  parseTenants(tenants, SIGNING_SECRET);
+  return { secrets: secrets as string[], endpoints: endpoints as string[], tenants: tenants as string[] };
 }
 
 /** A secret's key bytes; throws naming the entry, never quoting it. */
@@ -108,6 +118,8 @@ export interface Signing {
   secret: string;
   /** The message's stable id (`webhookIdOf`): the same for every attempt, so a receiver can deduplicate by it. */
   id: string;
+  /** The tenant of the deliveries it carries (a batched request's are all one tenant's): the secret must be for it. */
+  tenant: string;
 }
 
 /**
@@ -122,8 +134,9 @@ export function webhookIdOf(deliveryId: string): string {
 }
 
 /**
- * The request signed, or why it may not go out: the secret is released only for an endpoint it is bound
- * to (releaseSecret), so an unknown name or an unbound endpoint ends the delivery rejected, nothing sent.
+ * The request signed, or why it may not go out: the secret is released only for a tenant it is for and an
+ * endpoint it is bound to (releaseSecret), so an unknown name, another tenant or an unbound endpoint ends
+ * the delivery rejected, nothing sent.
  * Signed at the moment it goes: the timestamp is the wall clock's, as the receiver's tolerance reads it.
  */
 export function signRequest(
@@ -132,7 +145,7 @@ export function signRequest(
   resolve: SigningSecretResolver,
   now = Date.now(),
 ): { ok: true; request: HttpRequest } | { ok: false; outcome: TransportOutcome } {
-  const released = releaseSecret(SIGNING_SECRET, signing.secret, request.url, resolve);
+  const released = releaseSecret(SIGNING_SECRET, signing.secret, request.url, resolve, signing.tenant);
   if (!released.ok) return released;
   let headers: Record<string, string>;
   try {

@@ -7,6 +7,7 @@ import { parseDuration } from '../policy/duration';
 import type { BackoffPolicyInput } from '../policy/types';
 import type { Delivery, DeliveryInput, HttpBatching, HttpBatchingInput, MessageKind, MqttTargetInput, Target } from '../delivery/types';
 import { deliveryIdOf } from '../delivery/ids';
+import { secretTenantProblems, type SecretTenantsLookup } from './secret-tenants';
 import {
   contentTypeSchema,
   DELIVERY_HEADERS,
@@ -186,6 +187,12 @@ export interface ValidateOptions {
   maxDeliveryBytes?: number;
   /** Allowed URL schemes. Default http, https, mqtt and mqtts. */
   schemes?: string[];
+  /**
+   * The tenants of the worker's secrets, where this side can see them: a target naming a secret that is
+   * not for the delivery's tenant is refused (`target.signing`, `target.credential`). Default: none here
+   * (the worker checks before any socket); Redeliver's default: this process's environment.
+   */
+  secretTenants?: SecretTenantsLookup;
 }
 
 /**
@@ -222,6 +229,10 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
   const schemes = options.schemes ?? ['http', 'https', 'mqtt', 'mqtts'];
   const targetField = typeof input.target === 'string' ? 'target' : 'target.url';
   const { url, mqttTopic } = bad.has('target') ? {} : checkTarget(target, input, kind, { field: targetField, schemes, bad }, problems);
+  if (!bad.has('target') && !bad.has('tenant')) {
+    problems.push(...secretTenantProblems(options.secretTenants, 'signing', target.signing, input.tenant, 'target.signing'));
+    problems.push(...secretTenantProblems(options.secretTenants, 'credential', target.credential, input.tenant, 'target.credential'));
+  }
   let timeout = DEFAULT_ATTEMPT_TIMEOUT_MS;
   if (target.timeout !== undefined && !bad.has('target')) {
     const t = parseDuration(target.timeout);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { secretTenantProblems, type SecretTenantsLookup } from './secret-tenants';
 import { brokerProblems, credentialSchema, DEFAULT_ATTEMPT_TIMEOUT_MS, tlsSchema, validateDelivery, zodProblems } from './delivery';
 import { COMMAND_HEADERS, headerProblems, idSchema, parseTargetUrl } from './limits';
 import type { DeliveryInput, MqttTargetInput } from '../delivery/types';
@@ -74,6 +75,8 @@ export const subscriptionInputSchema = inputSchema;
 export interface ValidateSubscriptionOptions {
   /** Epoch ms; default Date.now(). */
   now?: number;
+  /** As a delivery's (ValidateOptions.secretTenants): `broker.credential` and the response target's secret must be for the tenant. */
+  secretTenants?: SecretTenantsLookup;
 }
 
 /**
@@ -103,6 +106,8 @@ export function validateSubscription(raw: unknown, options: ValidateSubscription
       brokerProblems(brokerUrl, broker, { url: brokerField, tls: 'broker.tls', alone, what: 'brokers' }, problems);
     }
   }
+  if (broker && !bad.has('tenant'))
+    problems.push(...secretTenantProblems(options.secretTenants, 'credential', broker.credential, input.tenant, 'broker.credential'));
   const topic = fill(broker?.topic ?? DEFAULT_COMMAND_TOPIC);
   if (broker && !bad.has('tenant') && !bad.has('device'))
     for (const message of topicFilterProblems(topic))
@@ -146,7 +151,7 @@ export function validateSubscription(raw: unknown, options: ValidateSubscription
   const responsePolicy = (input.response?.policy as BackoffPolicyInput | undefined) ?? null;
   if (responseTarget !== undefined && !bad.has('response') && !bad.has('tenant') && !bad.has('device')) {
     try {
-      sampleResponse(input.tenant, input.device, responseTarget, responsePolicy, now);
+      sampleResponse(input.tenant, input.device, responseTarget, responsePolicy, { now, secretTenants: options.secretTenants });
     } catch (err) {
       if (!(err instanceof InvalidInputError)) throw err;
       // a default target made from a wrong broker repeats the broker's problems: name them once
@@ -204,6 +209,7 @@ export function responseDelivery(
   subscription: Pick<CommandSubscription, 'tenant' | 'device' | 'response'>,
   answer: { requestId: string; status: number; payload: string; contentType: string | undefined },
   now = Date.now(),
+  secretTenants?: SecretTenantsLookup,
 ) {
   return validateDelivery(
     {
@@ -218,7 +224,7 @@ export function responseDelivery(
       command: { requestId: answer.requestId, status: answer.status },
       ...(subscription.response.policy && { policy: subscription.response.policy }),
     },
-    { now },
+    { now, ...(secretTenants && { secretTenants }) },
   );
 }
 
@@ -227,12 +233,13 @@ function sampleResponse(
   device: string,
   target: DeliveryInput['target'],
   policy: BackoffPolicyInput | null,
-  now: number,
+  options: { now: number; secretTenants?: SecretTenantsLookup | undefined },
 ): void {
   responseDelivery(
     { tenant, device, response: { target, policy } },
     { requestId: 'sample', status: 200, payload: '', contentType: undefined },
-    now,
+    options.now,
+    options.secretTenants,
   );
 }
 

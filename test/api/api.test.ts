@@ -328,6 +328,48 @@ describe('tenant isolation', () => {
   });
 });
 
+describe("secrets are bound to tenants: B's key naming A's secret is refused at submit, naming the field", () => {
+  // the API server sees the worker's secrets (here this process's environment), with their tenants
+  const variables = () => ({
+    REDELIVER_SIGNING_SECRETS_A_HOOKS: JSON.stringify({
+      secrets: [`whsec_${Buffer.alloc(32, 9).toString('base64')}`],
+      endpoints: [env.receiver.url],
+      tenants: [A],
+    }),
+    REDELIVER_MQTT_CREDENTIALS_HUB_A: JSON.stringify({ username: 'a', password: 'hunter2', brokers: ['mqtt://127.0.0.1:1'], tenants: [A] }),
+  });
+  beforeAll(() => Object.assign(process.env, variables()));
+  afterAll(() => Object.keys(variables()).forEach((v) => delete process.env[v]));
+
+  test('a delivery (alone or in a bulk submit) naming the signing secret, or the MQTT credential: 400, the field named, nothing started', async () => {
+    const signed = event({ tenant: B, target: { url: `${env.receiver.url}/in`, signing: 'a-hooks' } });
+    const alone = await api.call('POST', '/v1/deliveries', KEYS.b, signed);
+    expect(alone).toMatchObject({ status: 400, json: { problems: [{ field: 'target.signing' }] } });
+    const bulk = await api.call('POST', '/v1/deliveries', KEYS.b, [event({ tenant: B }), signed]);
+    expect(bulk).toMatchObject({ status: 400, json: { problems: [{ field: '[1].target.signing' }] } });
+    const published = event({ tenant: B, target: { url: 'mqtt://127.0.0.1:1', credential: 'hub-a' } });
+    expect(await api.call('POST', '/v1/deliveries', KEYS.b, published)).toMatchObject({
+      status: 400,
+      json: { problems: [{ field: 'target.credential' }] },
+    });
+    expect(JSON.stringify([alone.json, bulk.json])).not.toContain('hunter2');
+    expect(env.receiver.of(signed.messageId!)).toHaveLength(0);
+    // A's own key may use them
+    expect((await api.call('POST', '/v1/deliveries', KEYS.a, { ...signed, tenant: A })).status).toBe(202);
+  });
+
+  test('a command subscription naming the credential: 400 naming broker.credential', async () => {
+    const subscription = {
+      tenant: B,
+      device: 'd1',
+      broker: { url: 'mqtt://127.0.0.1:1', credential: 'hub-a' },
+      callback: `${env.receiver.url}/c`,
+    };
+    const answer = await api.call('POST', '/v1/subscriptions', KEYS.b, subscription);
+    expect(answer).toMatchObject({ status: 400, json: { problems: [{ field: 'broker.credential' }] } });
+  });
+});
+
 test('the access log names each request and its key, never a body or a key', async () => {
   const secret = `secret-payload-${randomUUID()}`;
   await api.call('POST', '/v1/deliveries', KEYS.a, event({ payload: secret }));

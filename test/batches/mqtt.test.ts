@@ -24,6 +24,7 @@ beforeAll(async () => {
     username: USERS.device.username,
     password: USERS.device.password,
     brokers: [broker.url],
+    tenants: ['*'],
   });
 });
 afterAll(async () => {

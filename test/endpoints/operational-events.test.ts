@@ -52,7 +52,8 @@ beforeAll(async () => {
     env: {
       REDELIVER_OPERATOR_URLS: `${ops.url}/ops`,
       REDELIVER_OPERATOR_SIGNING_SECRET: 'ops',
-      REDELIVER_SIGNING_SECRETS_OPS: JSON.stringify({ secrets: [SECRET], endpoints: [ops.url] }),
+      // events are the deliveries of the reserved tenant `redeliver`: the operator's secret is for it
+      REDELIVER_SIGNING_SECRETS_OPS: JSON.stringify({ secrets: [SECRET], endpoints: [ops.url], tenants: ['redeliver'] }),
       REDELIVER_PROMETHEUS_ADDRESS: `127.0.0.1:${metricsPort}`,
     },
   });

@@ -1,5 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { Redeliver } from '../../src/client';
 import type { DeliveryInput } from '../../src/delivery/types';
 import { signingSecretsFromEnvironment } from '../../src/transports/signing';
 import { startReceiver, type ReceivedRequest, type Receiver } from '../support/receiver';
@@ -26,7 +28,7 @@ beforeAll(async () => {
     startReceiver(),
     startReceiver(),
   ]);
-  workerEnv.REDELIVER_SIGNING_SECRETS_ACME = JSON.stringify({ secrets: [OLD, NEW], endpoints: [receiver.url] });
+  workerEnv.REDELIVER_SIGNING_SECRETS_ACME = JSON.stringify({ secrets: [OLD, NEW], endpoints: [receiver.url], tenants: ['acme'] });
 });
 afterAll(async () => {
   await h?.stop();
@@ -103,7 +105,7 @@ test("a batch's request to a batched endpoint is signed as one message, with the
 });
 
 test('rotation: once the old secret is taken out of the worker, requests verify with the new one only — no restart', async () => {
-  workerEnv.REDELIVER_SIGNING_SECRETS_ACME = JSON.stringify({ secrets: [NEW], endpoints: [receiver.url] });
+  workerEnv.REDELIVER_SIGNING_SECRETS_ACME = JSON.stringify({ secrets: [NEW], endpoints: [receiver.url], tenants: ['acme'] });
   const input = event(`${receiver.url}/rotated`);
   expect(await (await h.redeliver.submit(input)).result()).toMatchObject({ outcome: 'delivered' });
   const [r] = receiver.of(input.messageId!);
@@ -116,4 +118,27 @@ test('a target the secret is not bound to gets nothing: the delivery is rejected
   const result = await (await h.redeliver.submit(input)).result();
   expect(result).toMatchObject({ outcome: 'rejected', attempts: 1, lastError: { code: 'secret-not-bound' } });
   expect(stranger.requests).toHaveLength(0);
+});
+
+describe("another tenant's delivery naming the secret", () => {
+  test('is refused by the worker before any request: rejected, secret-not-for-tenant, the receiver sees nothing', async () => {
+    // submitted where the worker's secrets cannot be seen (h.redeliver: this process's environment has none): the worker decides
+    const input = event(`${receiver.url}/foreign`, { tenant: 'globex' });
+    const result = await (await h.redeliver.submit(input)).result();
+    expect(result).toMatchObject({ outcome: 'rejected', attempts: 1, lastError: { code: 'secret-not-for-tenant' } });
+    expect(result.lastError!.reason).toContain('add it to "tenants" in REDELIVER_SIGNING_SECRETS_ACME');
+    expect(receiver.requests.filter((r) => r.path === '/foreign')).toHaveLength(0);
+  });
+
+  test("is refused at submit, naming target.signing, where the submitter sees the worker's secrets: nothing starts", async () => {
+    const seeing = new Redeliver(h.client, { taskQueue: h.taskQueue, env: workerEnv });
+    const input = event(`${receiver.url}/foreign-submit`, { tenant: 'globex' });
+    await expect(seeing.submit(input)).rejects.toMatchObject({ problems: [{ field: 'target.signing' }] });
+    const deliveryId = `delivery/globex/signed/${input.messageId}`;
+    await expect(h.client.workflow.getHandle(deliveryId).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    // a secret for every tenant, said explicitly, serves globex too
+    workerEnv.REDELIVER_SIGNING_SECRETS_ACME = JSON.stringify({ secrets: [NEW], endpoints: [receiver.url], tenants: ['*'] });
+    expect(await (await seeing.submit(input)).result()).toMatchObject({ outcome: 'delivered' });
+    expect(verifiedBy(NEW, receiver.of(input.messageId!)[0]!)).toBe(true);
+  });
 });

@@ -9,7 +9,7 @@ import type { SubscriptionHandle } from '../../src/subscriptions';
 import { Subscriptions } from '../../src/subscriptions';
 import { startMosquitto, watch, type Mosquitto, type Watcher } from '../support/mosquitto';
 import { runCli } from '../support/cli';
-import { startTcpListener } from '../support/tcp-listener';
+import { startTcpListener, type TcpListener } from '../support/tcp-listener';
 import { subscriptionFacts, subscriptionStartOptions } from '../../src/workflows/start-options';
 import { startHarness, testAddress, type Harness } from '../support/temporal';
 import { waitFor } from '../support/wait';
@@ -63,6 +63,7 @@ beforeAll(async () => {
     username: USERS.gateway.username,
     password: USERS.gateway.password,
     brokers: [broker.url],
+    tenants: ['acme'],
   });
   subscriptions = new Subscriptions(h.client, { taskQueue: h.taskQueue });
 });
@@ -465,6 +466,7 @@ test('a subscription whose credentials the broker refuses: rejected, with the ti
     username: USERS.gateway.username,
     password: 'not-the-password',
     brokers: [broker.url],
+    tenants: ['acme'],
   });
   const handle = await start(`sensor-${randomUUID().slice(0, 8)}`, {
     broker: { url: broker.url, credential: 'wrong' },
@@ -490,6 +492,47 @@ test('a subscription naming a credential with a broker it is not bound to: rejec
   } finally {
     await attacker.close();
   }
+});
+
+describe("a globex subscription naming acme's credential", () => {
+  let hub: TcpListener;
+  beforeEach(async () => {
+    // acme's broker, as a listener that counts connections: acme's credential is bound to it
+    hub = (await startTcpListener('127.0.0.1'))!;
+    process.env.REDELIVER_MQTT_CREDENTIALS_HUB_ACME = JSON.stringify({
+      username: 'acme',
+      password: 'acme-secret',
+      brokers: [hub.url('mqtt')],
+      tenants: ['acme'],
+    });
+  });
+  afterEach(async () => {
+    delete process.env.REDELIVER_MQTT_CREDENTIALS_HUB_ACME;
+    await hub.close();
+  });
+  const input = () => ({
+    tenant: 'globex',
+    device: `valve-${randomUUID().slice(0, 8)}`,
+    broker: { url: hub.url('mqtt'), credential: 'hub-acme', topic: 'command/acme/valve-7/req/#' },
+    callback: callback.url,
+    policy: BACKOFF,
+  });
+
+  test('is refused by the worker before it connects: rejected, secret-not-for-tenant; the broker sees nothing', async () => {
+    // started where the worker's credentials cannot be seen: the worker alone decides
+    const blind = new Subscriptions(h.client, { taskQueue: h.taskQueue, secretTenants: () => undefined });
+    const handle = await blind.start(input());
+    started.push(handle);
+    const result = await handle.result();
+    expect(result).toMatchObject({ outcome: 'rejected', lastError: { class: 'client', code: 'secret-not-for-tenant' } });
+    expect(result.reason).toContain('add it to "tenants" in REDELIVER_MQTT_CREDENTIALS_HUB_ACME');
+    expect(await hub.settled()).toBe(0);
+  });
+
+  test("is refused at start, naming broker.credential, where the starter sees the worker's credentials", async () => {
+    await expect(subscriptions.start(input())).rejects.toMatchObject({ problems: [{ field: 'broker.credential' }] });
+    expect(await hub.settled()).toBe(0);
+  });
 });
 
 test('from the shell: redeliver subscribe start, status, stop; bad flags name the field', async () => {

@@ -31,7 +31,7 @@ const credential = (name: string): MqttCredential | undefined => {
     wrong: { username: 'pub', password: 'not-the-password' },
   };
   const login = logins[name];
-  return login && { username: login.username, password: login.password, brokers };
+  return login && { username: login.username, password: login.password, brokers, tenants: ['acme'] };
 };
 
 let broker: Mosquitto;
@@ -47,6 +47,7 @@ const publish = (p: MqttPool, overrides: Partial<MqttPublish> = {}): ReturnType<
     url: broker.url,
     protocolVersion: '5',
     credential: 'pub',
+    tenant: 'acme',
     tls: null,
     topic: `telemetry/acme/${randomUUID().slice(0, 8)}`,
     payload: '{"t":1}',
@@ -228,7 +229,7 @@ describe('a credential goes only to the brokers it is bound to', () => {
     );
     // a command subscription's dedicated connection passes the same gate
     const subscription = await p.connectDedicated(
-      { url: attacker.url('mqtts'), protocolVersion: '3.1.1', credential: 'pub', tls: null },
+      { url: attacker.url('mqtts'), protocolVersion: '3.1.1', credential: 'pub', tenant: 'acme', tls: null },
       { clientId: 'sub-1', clean: true, timeoutMs: 2_000 },
     );
     expect(subscription.ok ? 'connected' : classify(subscription.outcome).code).toBe('secret-not-bound');
@@ -243,7 +244,9 @@ describe('a credential goes only to the brokers it is bound to', () => {
 
   test('the binding is by scheme, host and port: a credential bound to the TLS listener is not sent in clear to the same host', async () => {
     const tlsOnly = (name: string): MqttCredential | undefined =>
-      name === 'pub' ? { ...USERS.pub, brokers: [{ url: broker.tlsUrl!.replace('localhost', 'LOCALHOST'), ca: CA }] } : undefined;
+      name === 'pub'
+        ? { ...USERS.pub, tenants: ['acme'], brokers: [{ url: broker.tlsUrl!.replace('localhost', 'LOCALHOST'), ca: CA }] }
+        : undefined;
     const p = pool({ credentials: tlsOnly });
     const plain = `mqtt://localhost:${new URL(broker.tlsUrl!).port}`;
     expect(classify((await publish(p, { url: plain })).outcome).code).toBe('secret-not-bound');
@@ -255,7 +258,7 @@ describe('a credential goes only to the brokers it is bound to', () => {
   test('from the file and the environment alike, read at connect time: a rotated password and binding apply to the next connection', async () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'redeliver-credentials-')), 'credentials.json');
     const write = (password: string, brokers: string[]) =>
-      writeFileSync(file, JSON.stringify({ filed: { username: 'pub', password, brokers } }));
+      writeFileSync(file, JSON.stringify({ filed: { username: 'pub', password, brokers, tenants: ['acme'] } }));
     write('old-password', [broker.url]);
     const p = pool({ credentials: credentialsFromEnvironment({ REDELIVER_MQTT_CREDENTIALS_FILE: file }) });
     expect(classify((await publish(p, { credential: 'filed' })).outcome).code).toMatch(/^mqtt-0x8[67]$/);
@@ -275,7 +278,7 @@ test("mqtts: the broker certificate is verified; a CA in the credential's bindin
   const caFile = path.join(mkdtempSync(path.join(tmpdir(), 'redeliver-ca-')), 'ca.pem');
   writeFileSync(caFile, CA);
   const bindings: Record<string, MqttBrokerBinding> = { inline: { url: broker.tlsUrl!, ca: CA }, filed: { url: broker.tlsUrl!, caFile } };
-  const trusting = pool({ credentials: (name) => bindings[name] && { ...USERS.pub, brokers: [bindings[name]] } });
+  const trusting = pool({ credentials: (name) => bindings[name] && { ...USERS.pub, tenants: ['acme'], brokers: [bindings[name]] } });
   for (const credential of ['inline', 'filed'])
     expect({ credential, ...classify((await publish(trusting, { url: broker.tlsUrl!, credential })).outcome) }).toMatchObject({
       credential,
@@ -299,7 +302,7 @@ describe("the TLS trust of a credential is its binding's, never the delivery's",
 
   test("a delivery that brings its own CA or server name with a credential is refused before any connection: the impostor's listener sees none", async () => {
     // whoever answers for the bound name (DNS, the network path) shows a certificate for attacker.test, signed by the producer's CA
-    const p = pool({ credentials: (name) => (name === 'pub' ? { ...USERS.pub, brokers: [bound] } : undefined) });
+    const p = pool({ credentials: (name) => (name === 'pub' ? { ...USERS.pub, tenants: ['acme'], brokers: [bound] } : undefined) });
     const tries = [{ ca: ATTACKER.ca, servername: 'attacker.test' }, { ca: ATTACKER.ca }, { servername: 'attacker.test' }];
     const outcomes = [];
     for (const tls of tries) outcomes.push(classify((await publish(p, { url: bound, tls, timeoutMs: 1_000 })).outcome));
@@ -311,7 +314,7 @@ describe("the TLS trust of a credential is its binding's, never the delivery's",
     }
     // a subscription's dedicated connection passes the same gate
     const held = await p.connectDedicated(
-      { url: bound, protocolVersion: '5', credential: 'pub', tls: tries[0]! },
+      { url: bound, protocolVersion: '5', credential: 'pub', tenant: 'acme', tls: tries[0]! },
       { clientId: 'sub-1', clean: true, timeoutMs: 1_000 },
     );
     expect(held.ok ? 'connected' : classify(held.outcome).code).toBe('invalid-target');
@@ -321,7 +324,9 @@ describe("the TLS trust of a credential is its binding's, never the delivery's",
   test("the binding's own CA and server name are the operator's to choose: with them, the credential goes there", async () => {
     const p = pool({
       credentials: (name) =>
-        name === 'pub' ? { ...USERS.pub, brokers: [{ url: bound, ca: ATTACKER.ca, servername: 'attacker.test' }] } : undefined,
+        name === 'pub'
+          ? { ...USERS.pub, tenants: ['acme'], brokers: [{ url: bound, ca: ATTACKER.ca, servername: 'attacker.test' }] }
+          : undefined,
     });
     await publish(p, { url: bound, timeoutMs: 500 });
     expect(await impostor.settled()).toBe(1);
@@ -329,8 +334,32 @@ describe("the TLS trust of a credential is its binding's, never the delivery's",
   });
 });
 
+test("a credential serves only its tenants: another tenant's attempt is refused before any connection, and leaves the tenant's pooled connection alone", async () => {
+  const p = pool();
+  expect(classify((await publish(p)).outcome).class).toBe('success');
+  expect(p.stats()).toMatchObject({ connections: 1, connects: 1 });
+  const refused = classify((await publish(p, { tenant: 'globex', topic: 'command/acme/valve-7/res' })).outcome);
+  expect(refused).toMatchObject({ class: 'client', retryable: false, code: 'secret-not-for-tenant' });
+  expect(refused.reason).toBe(
+    'the worker\'s MQTT credential "pub" is not for tenant globex: a secret serves only the tenants its configuration lists, so nothing was sent. ' +
+      'If tenant "globex" may use it, add it to "tenants" in REDELIVER_MQTT_CREDENTIALS_PUB or the file named by REDELIVER_MQTT_CREDENTIALS_FILE',
+  );
+  // acme's connection was neither used nor retired for it
+  expect(classify((await publish(p)).outcome).class).toBe('success');
+  expect(p.stats()).toMatchObject({ connections: 1, connects: 1 });
+  // a subscription's dedicated connection passes the same gate
+  const held = await p.connectDedicated(
+    { url: broker.url, protocolVersion: '5', credential: 'pub', tenant: 'globex', tls: null },
+    { clientId: 'sub-globex', clean: true, timeoutMs: 2_000 },
+  );
+  expect(held.ok ? 'connected' : classify(held.outcome).code).toBe('secret-not-for-tenant');
+  // "*" serves every tenant
+  const shared = pool({ credentials: (name) => (name === 'pub' ? { ...USERS.pub, tenants: ['*'], brokers: [broker.url] } : undefined) });
+  expect(classify((await publish(shared, { tenant: 'globex' })).outcome).class).toBe('success');
+});
+
 test('a pooled connection is used no longer once its binding is revoked or its password changes', async () => {
-  let login = { ...USERS.pub, brokers: [broker.url] };
+  let login = { ...USERS.pub, tenants: ['acme'], brokers: [broker.url] };
   const p = pool({ credentials: (name) => (name === 'pub' ? login : undefined) });
   expect(classify((await publish(p)).outcome).class).toBe('success');
   expect(p.stats()).toMatchObject({ connections: 1, connects: 1 });

@@ -239,7 +239,7 @@ describe("redeliver's variables", () => {
 
 describe('MQTT credentials: every one configured is checked at start, and each must name its brokers', () => {
   const login = { username: 'gw', password: 'hunter2' };
-  const bound = (brokers: unknown) => JSON.stringify({ ...login, brokers });
+  const bound = (brokers: unknown) => JSON.stringify({ ...login, brokers, tenants: ['acme'] });
 
   test('a credential without brokers, or with a bad one, is named: the variable, or the file and the entry', () => {
     const file = path.join(HOME, 'credentials.json');
@@ -268,7 +268,7 @@ describe('MQTT credentials: every one configured is checked at start, and each m
     expect(problems).toEqual([
       `REDELIVER_MQTT_CREDENTIALS_HUB_OLD: ${required}`,
       'REDELIVER_MQTT_CREDENTIALS_HUB_HTTP: "brokers": entry 1 ("https://hub.example.com"): scheme https is not one of mqtt, mqtts',
-      'REDELIVER_MQTT_CREDENTIALS_HUB_TEXT: must be JSON such as {"username": "…", "password": "…", "brokers": ["mqtts://host:8883"]}',
+      'REDELIVER_MQTT_CREDENTIALS_HUB_TEXT: must be JSON such as {"username": "…", "password": "…", "brokers": ["mqtts://host:8883"], "tenants": ["acme"]}',
       `REDELIVER_MQTT_CREDENTIALS_FILE: ${file}: "legacy": ${required}`,
       `REDELIVER_MQTT_CREDENTIALS_FILE: ${file}: "no-path": "brokers": entry 1 ("mqtt://hub/x"): must be scheme://host[:port] alone, without a path, query or fragment`,
     ]);
@@ -293,9 +293,13 @@ describe('signing secrets: checked at start as MQTT credentials are, each bound 
     const problems = problemsOf(() =>
       workerSettingsFromEnv(
         env({
-          REDELIVER_SIGNING_SECRETS_OK: JSON.stringify({ secrets: [key], endpoints: ['https://ingest.example.com'] }),
-          REDELIVER_SIGNING_SECRETS_UNBOUND: JSON.stringify({ secrets: [key] }),
-          REDELIVER_SIGNING_SECRETS_SHORT: JSON.stringify({ secrets: ['whsec_c2hvcnQ='], endpoints: ['https://ingest.example.com'] }),
+          REDELIVER_SIGNING_SECRETS_OK: JSON.stringify({ secrets: [key], endpoints: ['https://ingest.example.com'], tenants: ['acme'] }),
+          REDELIVER_SIGNING_SECRETS_UNBOUND: JSON.stringify({ secrets: [key], tenants: ['acme'] }),
+          REDELIVER_SIGNING_SECRETS_SHORT: JSON.stringify({
+            secrets: ['whsec_c2hvcnQ='],
+            endpoints: ['https://ingest.example.com'],
+            tenants: ['acme'],
+          }),
         }),
       ),
     );
@@ -304,6 +308,55 @@ describe('signing secrets: checked at start as MQTT credentials are, each bound 
       'REDELIVER_SIGNING_SECRETS_SHORT: "secrets" entry 1 must be whsec_ and the base64 of 24 to 64 random bytes (openssl rand -base64 32)',
     ]);
     expect(problems.join('\n')).not.toContain(key);
+  });
+});
+
+describe('secrets are bound to tenants: a worker does not start with a secret that does not say whose it is', () => {
+  const key = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+  const required = (what: string) =>
+    `"tenants" is required: the tenants whose deliveries may use this ${what}, e.g. "tenants": ["acme"], or ["*"] for every tenant`;
+
+  test('a signing secret or MQTT credential without "tenants" is named: the variable, or the file and the entry', () => {
+    const file = path.join(HOME, 'untenanted.json');
+    writeFileSync(file, JSON.stringify({ legacy: { username: 'gw', password: 'hunter2', brokers: ['mqtts://hub.example.com'] } }));
+    const problems = problemsOf(() =>
+      workerSettingsFromEnv(
+        env({
+          REDELIVER_SIGNING_SECRETS_ACME_HOOKS: JSON.stringify({ secrets: [key], endpoints: ['https://hooks.acme.example'] }),
+          REDELIVER_MQTT_CREDENTIALS_HUB_ACME: JSON.stringify({
+            username: 'gw',
+            password: 'hunter2',
+            brokers: ['mqtts://hub.example.com'],
+          }),
+          REDELIVER_MQTT_CREDENTIALS_HUB_ODD: JSON.stringify({
+            username: 'gw',
+            password: 'hunter2',
+            brokers: ['mqtts://hub.example.com'],
+            tenants: ['*', 'acme'],
+          }),
+          REDELIVER_MQTT_CREDENTIALS_FILE: file,
+        }),
+      ),
+    );
+    expect(problems).toEqual([
+      `REDELIVER_MQTT_CREDENTIALS_HUB_ACME: ${required('MQTT credential')}`,
+      'REDELIVER_MQTT_CREDENTIALS_HUB_ODD: "tenants": "*" stands for every tenant: give it alone',
+      `REDELIVER_MQTT_CREDENTIALS_FILE: ${file}: "legacy": ${required('MQTT credential')}`,
+      `REDELIVER_SIGNING_SECRETS_ACME_HOOKS: ${required('signing secret')}`,
+    ]);
+    expect(problems.join('\n')).not.toContain('hunter2');
+    expect(problems.join('\n')).not.toContain(key);
+  });
+
+  test('"*", said explicitly, allows every tenant, and the worker starts', () => {
+    expect(() =>
+      workerSettingsFromEnv(
+        env({
+          REDELIVER_SIGNING_SECRETS_SHARED: JSON.stringify({ secrets: [key], endpoints: ['https://hooks.example'], tenants: ['*'] }),
+          REDELIVER_MQTT_CREDENTIALS_SHARED: JSON.stringify({ username: 'gw', brokers: ['mqtts://hub.example.com'], tenants: ['*'] }),
+        }),
+      ),
+    ).not.toThrow();
   });
 });
 

@@ -208,6 +208,7 @@ describe('no socket before the guard has spoken, on every transport', () => {
           url: url(listener()!),
           protocolVersion: '5',
           credential: null,
+          tenant: 'acme',
           tls: null,
           topic: 't',
           payload: 'x',
@@ -226,7 +227,7 @@ describe('no socket before the guard has spoken, on every transport', () => {
     const pool = createMqttPool({ credentials: () => undefined, allow: [] });
     try {
       await refusedWithoutConnecting(listener(), async () => {
-        const endpoint: MqttEndpoint = { url: url(listener()!), protocolVersion: '5', credential: null, tls: null };
+        const endpoint: MqttEndpoint = { url: url(listener()!), protocolVersion: '5', credential: null, tenant: 'acme', tls: null };
         const connected = await pool.connectDedicated(endpoint, { clientId: 'ssrf-test', clean: true, timeoutMs: 5_000 });
         return connected.ok ? { kind: 'connected' } : connected.outcome;
       });

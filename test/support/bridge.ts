@@ -23,9 +23,9 @@ export function startBridgeBroker(settings: string[] = []): Promise<Mosquitto> {
   return startMosquitto({ users: [BRIDGE_USER, GATEWAY_USER], settings: ['max_queued_messages 0', ...settings] });
 }
 
-/** The credential `bridge`, bound to this broker. */
+/** The credential `bridge`, bound to this broker, the operator's (the bridge's login is tenant `redeliver`'s). */
 export function bridgeCredential(broker: Mosquitto): MqttCredential {
-  return { username: BRIDGE_USER.username, password: BRIDGE_USER.password, brokers: [broker.url] };
+  return { username: BRIDGE_USER.username, password: BRIDGE_USER.password, brokers: [broker.url], tenants: ['redeliver'] };
 }
 
 /** An MQTT 5 client of the gateway's, to publish with. */

@@ -158,5 +158,13 @@ function samplesOf(row: DocRow): Sample[] {
     };
     return [{ label: 'another broker', outcome: { kind: 'unbound-secret', ...vars }, code, vars }];
   }
+  if (code === 'secret-not-for-tenant') {
+    const vars = {
+      secret: 'signing secret "acme-hooks"',
+      tenant: 'globex',
+      hint: 'If tenant "globex" may use it, add it to "tenants" in REDELIVER_SIGNING_SECRETS_ACME_HOOKS',
+    };
+    return [{ label: "another tenant's secret", outcome: { kind: 'foreign-secret', ...vars }, code, vars }];
+  }
   throw new Error(`no sample outcome for ${code}: teach samplesOf this row`);
 }

@@ -90,7 +90,12 @@ describe('endpoint events', () => {
 });
 
 describe('operator URLs', () => {
-  const secret = { secrets: [`whsec_${Buffer.alloc(32, 7).toString('base64')}`], endpoints: ['https://ops.example.com'] };
+  // operational events are deliveries of the reserved tenant `redeliver`: the operator's secret is for it
+  const secret = {
+    secrets: [`whsec_${Buffer.alloc(32, 7).toString('base64')}`],
+    endpoints: ['https://ops.example.com'],
+    tenants: ['redeliver'],
+  };
   const problems = (env: Record<string, string>) => {
     try {
       workerSettingsFromEnv({ HOME: '/nonexistent', ...env });
@@ -123,6 +128,27 @@ describe('operator URLs', () => {
       'REDELIVER_OPERATOR_URLS: "ftp://x" is not an http(s) URL',
       expect.stringMatching(/^REDELIVER_OPERATOR_SIGNING_SECRET: signing secret "ops" is not bound to https:\/\/other\.example\.com/),
     ]);
+  });
+
+  test('a secret not for the tenant `redeliver` stops the worker, naming the variable to edit', () => {
+    expect(
+      problems({
+        REDELIVER_OPERATOR_URLS: 'https://ops.example.com/hooks',
+        REDELIVER_OPERATOR_SIGNING_SECRET: 'ops',
+        REDELIVER_SIGNING_SECRETS_OPS: JSON.stringify({ ...secret, tenants: ['acme'] }),
+      }),
+    ).toEqual([
+      'REDELIVER_OPERATOR_SIGNING_SECRET: signing secret "ops" is not for tenant "redeliver", whose deliveries operational events are. ' +
+        'If tenant "redeliver" may use it, add it to "tenants" in REDELIVER_SIGNING_SECRETS_OPS or the file named by REDELIVER_SIGNING_SECRETS_FILE',
+    ]);
+    const everyTenant = { ...secret, tenants: ['*'] };
+    expect(
+      problems({
+        REDELIVER_OPERATOR_URLS: 'https://ops.example.com/hooks',
+        REDELIVER_OPERATOR_SIGNING_SECRET: 'ops',
+        REDELIVER_SIGNING_SECRETS_OPS: JSON.stringify(everyTenant),
+      }),
+    ).toEqual([]);
   });
 
   test('URLs with a secret bound to them are what the worker sends events to', () => {

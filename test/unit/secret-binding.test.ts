@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { classify } from '../../src/classify';
 import { credentialProblems, MQTT_CREDENTIAL } from '../../src/transports/mqtt-credentials';
-import { bindingAllows, parseBinding, releaseSecret, targetOrigin, type SecretKind } from '../../src/transports/secret-binding';
+import {
+  bindingAllows,
+  parseBinding,
+  parseTenants,
+  releaseSecret,
+  targetOrigin,
+  type SecretKind,
+} from '../../src/transports/secret-binding';
 
 // A secret the worker resolves by name goes only to the targets it is bound to: how targets compare.
 
@@ -94,10 +101,13 @@ describe('parseBinding: the configured list, checked at start', () => {
       { origin: 'mqtts://10.0.0.5:8883', options: { ca: PEM } },
       { origin: 'mqtts://plain:8883', options: {} },
     ]);
-    const released = releaseSecret(MQTT_CREDENTIAL, 'hub', 'mqtts://hub', () => ({
-      password: 'p',
-      brokers: [{ url: 'mqtts://hub', ca: PEM }],
-    }));
+    const released = releaseSecret(
+      MQTT_CREDENTIAL,
+      'hub',
+      'mqtts://hub',
+      () => ({ password: 'p', brokers: [{ url: 'mqtts://hub', ca: PEM }], tenants: ['acme'] }),
+      'acme',
+    );
     expect(released).toEqual({ ok: true, secret: expect.objectContaining({ password: 'p' }), options: { ca: PEM } });
   });
 
@@ -116,6 +126,7 @@ describe('parseBinding: the configured list, checked at start', () => {
       REDELIVER_MQTT_CREDENTIALS_HUB: JSON.stringify({
         password: 'hunter2',
         brokers: [{ url: 'mqtts://hub', caFile: '/nonexistent/ca.pem' }],
+        tenants: ['acme'],
       }),
     };
     expect(credentialProblems(env)).toEqual([
@@ -125,25 +136,31 @@ describe('parseBinding: the configured list, checked at start', () => {
 });
 
 describe('releaseSecret: the one gate a secret resolved by name passes before anything connects', () => {
-  const KIND: SecretKind<{ password: string; targets: readonly string[] }> = {
+  type Secret = { password: string; targets: readonly string[]; tenants?: unknown };
+  const KIND: SecretKind<Secret> = {
     label: 'signing secret',
     field: 'targets',
     ports: { https: 443 },
     example: 'https://ingest.example.com',
     targetsOf: (s) => s.targets,
+    tenantsOf: (s) => s.tenants,
     sources: (name) => `SECRET_${name.toUpperCase()}`,
   };
-  const secrets: Record<string, { password: string; targets: readonly string[] }> = {
-    app: { password: 'p', targets: ['https://ingest.example.com'] },
+  const secrets: Record<string, Secret> = {
+    app: { password: 'p', targets: ['https://ingest.example.com'], tenants: ['acme'] },
+    shared: { password: 's', targets: ['https://ingest.example.com'], tenants: ['*'] },
   };
   const resolve = (name: string) => secrets[name];
 
   test('a bound target gets the secret', () => {
-    expect(releaseSecret(KIND, 'app', 'https://INGEST.example.com:443/hooks?x=1', resolve)).toEqual({ ok: true, secret: secrets.app });
+    expect(releaseSecret(KIND, 'app', 'https://INGEST.example.com:443/hooks?x=1', resolve, 'acme')).toEqual({
+      ok: true,
+      secret: secrets.app,
+    });
   });
 
   test('another target is refused, a client error with its own code; the reason names where to bind it', () => {
-    const released = releaseSecret(KIND, 'app', 'https://attacker.example/hooks', resolve);
+    const released = releaseSecret(KIND, 'app', 'https://attacker.example/hooks', resolve, 'acme');
     expect(released).toEqual({
       ok: false,
       outcome: {
@@ -161,13 +178,19 @@ describe('releaseSecret: the one gate a secret resolved by name passes before an
   });
 
   test('an unknown name and a broken configuration are invalid targets, naming where the worker looks', () => {
-    expect(releaseSecret(KIND, 'nope', 'https://ingest.example.com', resolve)).toEqual({
+    expect(releaseSecret(KIND, 'nope', 'https://ingest.example.com', resolve, 'acme')).toEqual({
       ok: false,
       outcome: { kind: 'invalid-target', message: 'this worker has no signing secret named "nope" (set SECRET_NOPE)' },
     });
-    const broken = releaseSecret(KIND, 'app', 'https://ingest.example.com', () => {
-      throw new Error('SECRET_APP: must be JSON');
-    });
+    const broken = releaseSecret(
+      KIND,
+      'app',
+      'https://ingest.example.com',
+      () => {
+        throw new Error('SECRET_APP: must be JSON');
+      },
+      'acme',
+    );
     expect(broken).toEqual({
       ok: false,
       outcome: { kind: 'invalid-target', message: 'the worker\'s signing secret "app" is misconfigured: SECRET_APP: must be JSON' },
@@ -175,13 +198,68 @@ describe('releaseSecret: the one gate a secret resolved by name passes before an
   });
 
   test('a binding the resolver hands over unchecked is checked here: a bad entry matches nothing', () => {
-    const released = releaseSecret(KIND, 'app', 'https://ingest.example.com', () => ({
-      password: 'p',
-      targets: ['https://ingest.example.com/path'],
-    }));
+    const released = releaseSecret(
+      KIND,
+      'app',
+      'https://ingest.example.com',
+      () => ({ password: 'p', targets: ['https://ingest.example.com/path'], tenants: ['acme'] }),
+      'acme',
+    );
     expect(released).toMatchObject({
       ok: false,
       outcome: { kind: 'invalid-target', message: expect.stringContaining('"targets": entry 1') },
     });
+  });
+
+  test("another tenant's delivery is refused before its target is even looked at: a client error with its own code, naming the variable, not the secret's tenants", () => {
+    const released = releaseSecret(KIND, 'app', 'https://ingest.example.com/hooks', resolve, 'globex');
+    expect(released).toEqual({
+      ok: false,
+      outcome: {
+        kind: 'foreign-secret',
+        secret: 'signing secret "app"',
+        tenant: 'globex',
+        hint: 'If tenant "globex" may use it, add it to "tenants" in SECRET_APP',
+      },
+    });
+    const c = classify((released as { outcome: Parameters<typeof classify>[0] }).outcome);
+    expect(c).toMatchObject({ class: 'client', retryable: false, code: 'secret-not-for-tenant' });
+    expect(c.reason).toBe(
+      'the worker\'s signing secret "app" is not for tenant globex: a secret serves only the tenants its configuration lists, so nothing was sent. If tenant "globex" may use it, add it to "tenants" in SECRET_APP',
+    );
+    expect(c.reason).not.toContain('"acme"');
+  });
+
+  test('"*" serves every tenant; a secret whose tenants are missing (a resolver of the application\'s own) serves none', () => {
+    for (const tenant of ['acme', 'globex'])
+      expect(releaseSecret(KIND, 'shared', 'https://ingest.example.com', resolve, tenant).ok).toBe(true);
+    const untenanted = releaseSecret(
+      KIND,
+      'old',
+      'https://ingest.example.com',
+      () => ({ password: 'p', targets: ['https://ingest.example.com'] }),
+      'acme',
+    );
+    expect(untenanted).toMatchObject({
+      ok: false,
+      outcome: { kind: 'invalid-target', message: expect.stringContaining('"tenants" is required') },
+    });
+  });
+});
+
+describe('parseTenants: who may use a secret, said explicitly', () => {
+  test('tenant ids, or "*" alone for every tenant', () => {
+    expect(parseTenants(['acme', 'globex'], MQTT_CREDENTIAL)).toEqual(['acme', 'globex']);
+    expect(parseTenants(['*'], MQTT_CREDENTIAL)).toBe('*');
+  });
+
+  test('required and not empty; "*" only alone; each entry a tenant id', () => {
+    const required =
+      '"tenants" is required: the tenants whose deliveries may use this MQTT credential, e.g. "tenants": ["acme"], or ["*"] for every tenant';
+    expect(() => parseTenants(undefined, MQTT_CREDENTIAL)).toThrow(required);
+    expect(() => parseTenants([], MQTT_CREDENTIAL)).toThrow(required);
+    expect(() => parseTenants('*', MQTT_CREDENTIAL)).toThrow('"tenants" must be a list of tenant ids');
+    expect(() => parseTenants(['*', 'acme'], MQTT_CREDENTIAL)).toThrow('"*" stands for every tenant: give it alone');
+    expect(() => parseTenants(['acme', 'a/b', 7, ''], MQTT_CREDENTIAL)).toThrow('"tenants": entry 2, 3, 4 must be a tenant id');
   });
 });

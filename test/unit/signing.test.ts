@@ -55,26 +55,30 @@ describe('signRequest: the secret is released only for an endpoint it is bound t
     timeoutMs: 1000,
   };
   const env = {
-    REDELIVER_SIGNING_SECRETS_ACME: JSON.stringify({ secrets: [OLD, NEW], endpoints: ['https://ingest.example.com'] }),
+    REDELIVER_SIGNING_SECRETS_ACME: JSON.stringify({ secrets: [OLD, NEW], endpoints: ['https://ingest.example.com'], tenants: ['acme'] }),
   };
   const resolve = signingSecretsFromEnvironment(env);
 
   test('a bound endpoint: the request keeps its headers and gains the three', () => {
-    const signed = signRequest(request, { secret: 'acme', id: 'msg-1' }, resolve);
+    const signed = signRequest(request, { secret: 'acme', id: 'msg-1', tenant: 'acme' }, resolve);
     if (!signed.ok) throw new Error('not signed');
     expect(signed.request.headers).toMatchObject({ a: 'b', 'webhook-id': 'msg-1' });
     expect(verifies(OLD, signed.request.headers)).toBe(true);
   });
 
   test('another endpoint, or a name the worker does not know: nothing is signed, the delivery is rejected', () => {
-    const unbound = signRequest({ ...request, url: 'https://attacker.example/hooks' }, { secret: 'acme', id: 'm' }, resolve);
+    const unbound = signRequest(
+      { ...request, url: 'https://attacker.example/hooks' },
+      { secret: 'acme', id: 'm', tenant: 'acme' },
+      resolve,
+    );
     expect(unbound.ok).toBe(false);
     const c = classify((unbound as { outcome: Parameters<typeof classify>[0] }).outcome);
     expect(c).toMatchObject({ class: 'client', retryable: false, code: 'secret-not-bound' });
     expect(c.reason).toContain(
       'add it to "endpoints" in REDELIVER_SIGNING_SECRETS_ACME or the file named by REDELIVER_SIGNING_SECRETS_FILE',
     );
-    expect(signRequest(request, { secret: 'other', id: 'm' }, resolve)).toEqual({
+    expect(signRequest(request, { secret: 'other', id: 'm', tenant: 'acme' }, resolve)).toEqual({
       ok: false,
       outcome: {
         kind: 'invalid-target',
@@ -84,10 +88,20 @@ describe('signRequest: the secret is released only for an endpoint it is bound t
     });
   });
 
+  test("another tenant's delivery naming the secret: nothing is signed, rejected as secret-not-for-tenant naming the variable", () => {
+    const foreign = signRequest(request, { secret: 'acme', id: 'm', tenant: 'globex' }, resolve);
+    expect(foreign.ok).toBe(false);
+    const c = classify((foreign as { outcome: Parameters<typeof classify>[0] }).outcome);
+    expect(c).toMatchObject({ class: 'client', retryable: false, code: 'secret-not-for-tenant' });
+    expect(c.reason).toContain('add it to "tenants" in REDELIVER_SIGNING_SECRETS_ACME or the file named by REDELIVER_SIGNING_SECRETS_FILE');
+    expect(c.reason).not.toContain(OLD.slice('whsec_'.length, 20));
+  });
+
   test("a resolver of the application's own that hands over a bad secret: refused, the secret not quoted", () => {
-    const signed = signRequest(request, { secret: 'app', id: 'm' }, () => ({
+    const signed = signRequest(request, { secret: 'app', id: 'm', tenant: 'acme' }, () => ({
       secrets: ['short'],
       endpoints: ['https://ingest.example.com'],
+      tenants: ['acme'],
     }));
     expect(signed).toMatchObject({ ok: false, outcome: { kind: 'invalid-target' } });
     expect(JSON.stringify(signed)).not.toContain('short"');
@@ -97,11 +111,12 @@ describe('signRequest: the secret is released only for an endpoint it is bound t
 describe('signingSecretProblems: a worker does not start with a secret it could never use', () => {
   test('each problem names its variable and what is wrong, never the secret', () => {
     const problems = signingSecretProblems({
-      REDELIVER_SIGNING_SECRETS_A: JSON.stringify({ secrets: ['whsec_dG9vIHNob3J0'], endpoints: ['https://a.example'] }),
+      REDELIVER_SIGNING_SECRETS_A: JSON.stringify({ secrets: ['whsec_dG9vIHNob3J0'], endpoints: ['https://a.example'], tenants: ['*'] }),
       REDELIVER_SIGNING_SECRETS_B: JSON.stringify({ secrets: [NEW] }),
       REDELIVER_SIGNING_SECRETS_C: 'whsec_not-json',
-      REDELIVER_SIGNING_SECRETS_D: JSON.stringify({ secrets: [NEW], endpoints: ['https://d.example/path'] }),
-      REDELIVER_SIGNING_SECRETS_E: JSON.stringify({ secrets: [NEW], endpoints: ['https://e.example'] }),
+      REDELIVER_SIGNING_SECRETS_D: JSON.stringify({ secrets: [NEW], endpoints: ['https://d.example/path'], tenants: ['*'] }),
+      REDELIVER_SIGNING_SECRETS_E: JSON.stringify({ secrets: [NEW], endpoints: ['https://e.example'], tenants: ['*'] }),
+      REDELIVER_SIGNING_SECRETS_F: JSON.stringify({ secrets: [NEW], endpoints: ['https://f.example'] }),
     });
     expect(problems).toEqual([
       {
@@ -111,6 +126,11 @@ describe('signingSecretProblems: a worker does not start with a secret it could 
       { variable: 'REDELIVER_SIGNING_SECRETS_B', message: expect.stringContaining('"endpoints" is required') },
       { variable: 'REDELIVER_SIGNING_SECRETS_C', message: expect.stringContaining('must be JSON such as') },
       { variable: 'REDELIVER_SIGNING_SECRETS_D', message: expect.stringContaining('without a path') },
+      {
+        variable: 'REDELIVER_SIGNING_SECRETS_F',
+        message:
+          '"tenants" is required: the tenants whose deliveries may use this signing secret, e.g. "tenants": ["acme"], or ["*"] for every tenant',
+      },
     ]);
     expect(JSON.stringify(problems)).not.toContain('not-json');
   });
@@ -142,7 +162,7 @@ describe('a target names its signing secret', () => {
     const ds = ['a', 'b', 'c'].map((id, i) => validateDelivery({ ...input(target(i < 2 ? 'acme' : undefined)), messageId: id }));
     const sends = planSends(ds, () => true);
     expect(sends.map((s) => s.indexes)).toEqual([[0, 1], [2]]);
-    expect(sends[0]!.signing).toEqual({ secret: 'acme', id: batchRequestId([ds[0]!.deliveryId, ds[1]!.deliveryId]) });
+    expect(sends[0]!.signing).toEqual({ secret: 'acme', id: batchRequestId([ds[0]!.deliveryId, ds[1]!.deliveryId]), tenant: 'acme' });
     expect(batchRequestId(['a', 'b'])).toBe(batchRequestId(['a', 'b']));
     expect(batchRequestId(['a', 'b'])).not.toBe(batchRequestId(['a', 'c']));
   });
