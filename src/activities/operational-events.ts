@@ -7,9 +7,10 @@ import type { Delivery } from '../delivery/types';
 import { envelopeOf, type OperationalEvent } from '../endpoints/operational-events';
 import { InvalidInputError } from '../errors';
 import { validateDelivery } from '../validation/delivery';
+import { RESERVED_TENANT } from '../validation/limits';
 
 /** The tenant of every operational event's delivery: one filter in the UI (`Tenant = "redeliver"`) finds them all. */
-export const EVENTS_TENANT = 'redeliver';
+export const EVENTS_TENANT = RESERVED_TENANT;
 
 export interface EventDeps {
   /** The worker's client: it starts the events' deliveries. */
@@ -52,14 +53,17 @@ export function createEventActivities(deps: EventDeps) {
 /** The event's delivery to one operator URL, signed; a device per operator URL, so each has its own delivery of the same message id. */
 function eventDelivery(event: OperationalEvent, url: string, signing: string): Delivery {
   try {
-    return validateDelivery({
-      kind: 'event',
-      tenant: EVENTS_TENANT,
-      device: `operator-${createHash('sha256').update(url).digest('hex').slice(0, 12)}`,
-      messageId: event.id,
-      target: { url, signing },
-      payload: envelopeOf(event),
-    });
+    return validateDelivery(
+      {
+        kind: 'event',
+        tenant: EVENTS_TENANT,
+        device: `operator-${createHash('sha256').update(url).digest('hex').slice(0, 12)}`,
+        messageId: event.id,
+        target: { url, signing },
+        payload: envelopeOf(event),
+      },
+      { operationalEvent: true },
+    );
   } catch (err) {
     // the configuration was checked at start: what is left cannot be mended by a retry
     if (err instanceof InvalidInputError)
