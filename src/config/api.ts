@@ -40,8 +40,11 @@ export const DEFAULT_API_BODY_LIMIT = 4 * 1024 * 1024;
 export const DEFAULT_API_REQUEST_TIMEOUT_MS = 30_000;
 /** Longer than any answer takes to make: a cancel waits for an attempt in flight, which may take 5 min. */
 export const DEFAULT_API_CONNECTION_TIMEOUT_MS = 6 * 60_000;
-/** Node's own default: a client that sends again within it reuses the connection. */
-export const DEFAULT_API_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/**
+ * Fastify's default: longer than a load balancer's idle timeout (AWS's 60 s), so that the balancer closes an idle
+ * connection first, and never sends a request onto one the server is closing (a 502).
+ */
+export const DEFAULT_API_KEEP_ALIVE_TIMEOUT_MS = 72_000;
 /** Room for a busy producer's connection pool; a proxy in front of the server is one address: raise it, or `off`. */
 export const DEFAULT_API_MAX_CONNECTIONS_PER_ADDRESS = 100;
 

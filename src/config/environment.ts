@@ -274,8 +274,9 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   {
     name: 'REDELIVER_API_KEEP_ALIVE_TIMEOUT',
     readBy: ['api'],
-    meaning: 'how long a kept-alive connection may wait for its next request',
-    default: '`5s`',
+    meaning:
+      "how long a kept-alive connection may wait for its next request; behind a load balancer, longer than the balancer's idle timeout",
+    default: '`72s`',
   },
   {
     name: 'REDELIVER_API_MAX_CONNECTIONS_PER_ADDRESS',

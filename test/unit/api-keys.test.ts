@@ -116,7 +116,7 @@ test('the server\'s timeouts and connection cap: documented defaults, durations,
   expect(apiSettingsFromEnv({ REDELIVER_API_KEYS: keys })).toMatchObject({
     requestTimeoutMs: 30_000,
     connectionTimeoutMs: 360_000,
-    keepAliveTimeoutMs: 5_000,
+    keepAliveTimeoutMs: 72_000,
     maxConnectionsPerAddress: 100,
   });
   const set = {
