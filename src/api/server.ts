@@ -132,7 +132,7 @@ function boundedServer(settings: ApiSettings, handler: RequestListener): Server 
 }
 
 /** Connections past `cap` from one address are closed as they open: one client cannot hold every socket. */
-export function capConnections(server: NetServer, cap: number): void {
+function capConnections(server: NetServer, cap: number): void {
   const open = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
