@@ -53,14 +53,17 @@ export function createEventActivities(deps: EventDeps) {
 /** The event's delivery to one operator URL, signed; a device per operator URL, so each has its own delivery of the same message id. */
 function eventDelivery(event: OperationalEvent, url: string, signing: string): Delivery {
   try {
-    return validateDelivery({
-      kind: 'event',
-      tenant: EVENTS_TENANT,
-      device: `operator-${createHash('sha256').update(url).digest('hex').slice(0, 12)}`,
-      messageId: event.id,
-      target: { url, signing },
-      payload: envelopeOf(event),
-    });
+    return validateDelivery(
+      {
+        kind: 'event',
+        tenant: EVENTS_TENANT,
+        device: `operator-${createHash('sha256').update(url).digest('hex').slice(0, 12)}`,
+        messageId: event.id,
+        target: { url, signing },
+        payload: envelopeOf(event),
+      },
+      { operationalEvent: true },
+    );
   } catch (err) {
     // the configuration was checked at start: what is left cannot be mended by a retry
     if (err instanceof InvalidInputError)

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Problem } from '../errors';
-import { idSchema } from '../validation/limits';
+import { tenantSchema } from '../validation/limits';
 import { zodProblems } from '../validation/delivery';
 
 /** What a key may do: submit deliveries; act on them (controls, redrive, subscriptions); read them. */
@@ -57,7 +57,7 @@ const entrySchema = z
       .regex(/^[\x21-\x7e]{1,64}$/, { error: 'must be 1 to 64 printable ASCII characters' })
       .optional(),
     tenants: z
-      .array(z.union([z.literal(ALL_TENANTS), idSchema('tenant')], { error: 'must be tenant ids, or "*" for every tenant' }), {
+      .array(z.union([z.literal(ALL_TENANTS), tenantSchema()], { error: 'must be tenant ids, or "*" for every tenant' }), {
         error: 'must be a list of tenant ids (or ["*"] for every tenant)',
       })
       .min(1, { error: 'must name at least one tenant' }),

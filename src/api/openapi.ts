@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
 import type { Route } from './routes';
-import { healthSchema, problemSchema } from './schemas';
+import { healthSchema, MAX_PATH_PARAM_LENGTH, problemSchema } from './schemas';
 
 type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[]; description?: string };
 
@@ -15,6 +15,7 @@ const ERROR_MEANING: Record<number, string> = {
   404: "nothing of the key's tenants has that id",
   409: 'a clash with what exists: a message id or batch id reused for something else (`problems`), or a refused control (`kind`)',
   413: 'the body is over the size limit (REDELIVER_API_BODY_LIMIT)',
+  414: `a path parameter is longer than any id (${MAX_PATH_PARAM_LENGTH} characters)`,
   415: 'the body is not `application/json`',
   429: "over the key's rate limit: try again after `Retry-After` seconds",
   503: 'Temporal is unreachable (or the server is stopping): try again after `Retry-After` seconds',
@@ -73,7 +74,9 @@ function parameters(components: Components, schema: z.ZodType | undefined, where
 
 function operation(components: Components, route: Route) {
   const problem = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
-  const errors = [...new Set([...route.errors, ...COMMON_ERRORS])].sort();
+  // Fastify refuses a body by its size and type before any route sees it (one that takes none too); a path parameter, by its length
+  const framework = [...(route.method === 'GET' ? [] : [413, 415]), ...(route.params ? [414] : [])];
+  const errors = [...new Set([...route.errors, ...framework, ...COMMON_ERRORS])].sort();
   const bodyRequired = route.body ? !route.body.safeParse(undefined).success : false;
   return {
     operationId: route.operationId,

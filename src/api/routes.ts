@@ -52,7 +52,7 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
   /** The body is checked by the handler, with the client API's whole validation (every problem, not only the shape). */
   bodyCheckedByHandler?: true;
   success: { status: 200 | 202; description: string; schema: z.ZodType<R> };
-  /** Error statuses this route answers besides those every route may (401, 403, 429, 503). */
+  /** Error statuses this route answers besides those every route may (401, 403, 429, 503) and its body's and path's (413, 415, 414: openapi.ts). */
   errors: readonly number[];
   /** A curl command for the README. */
   example: string;
@@ -216,7 +216,7 @@ const endpointMode = (name: 'pause' | 'resume' | 'disable' | 'enable', summary: 
     params: s.endpointParams,
     ...(reason !== undefined && { body: s.endpointReasonBody }),
     success: { status: 200, description: "the endpoint's control, as every worker now reads it", schema: s.endpointControlSchema },
-    errors: [400, 413, 415],
+    errors: [400],
     example: `${CURL} -X POST ${reason ? `-H 'Content-Type: application/json' -d '{"reason":"${reason}"}' ` : ''}${ENDPOINT_EXAMPLE}/${name}`,
     handle: ({ params, body, key, api }) =>
       changeEndpoint(key, api, params.endpoint, (handle) => {
@@ -257,7 +257,7 @@ const ENDPOINT_ROUTES = [
     body: s.endpointSettingsBody,
     bodyCheckedByHandler: true,
     success: { status: 200, description: "the endpoint's control, as every worker now reads it", schema: s.endpointControlSchema },
-    errors: [400, 413, 415],
+    errors: [400],
     example: `${CURL} -X PATCH -H 'Content-Type: application/json' -d '{"maxInFlight":50,"rate":"200/s"}' ${ENDPOINT_EXAMPLE}/settings`,
     handle: ({ params, body, key, api }) => {
       if (!isObject(body) || Object.keys(body).length === 0) {
@@ -296,7 +296,7 @@ export const ROUTES: readonly Route[] = [
     body: s.submitBody,
     bodyCheckedByHandler: true,
     success: { status: 202, description: 'accepted: durably started', schema: s.submitResponse },
-    errors: [400, 409, 413, 415],
+    errors: [400, 409],
     example: `${CURL} -H 'Content-Type: application/json' -d '{"kind":"event","tenant":"acme","device":"sensor-1","messageId":"msg-42","target":"https://ingest.example.com/events","payload":{"temperature":21.5}}' $API/v1/deliveries`,
     handle: submit,
   }),
@@ -379,7 +379,7 @@ export const ROUTES: readonly Route[] = [
     role: 'operate',
     body: s.redriveAllBody,
     success: { status: 202, description: 'the job, just started', schema: s.jobSchema },
-    errors: [400, 413, 415],
+    errors: [400],
     example: `${CURL} -H 'Content-Type: application/json' -d '{"state":"expired,exhausted","endpoint":"ingest.example.com"}' $API/v1/redrives`,
     handle: async ({ body, key, api }) => {
       const { concurrency, ...filter } = body;
@@ -445,7 +445,7 @@ export const ROUTES: readonly Route[] = [
     body: s.subscriptionInput,
     bodyCheckedByHandler: true,
     success: { status: 202, description: 'started, or running already', schema: s.subscriptionStartedSchema },
-    errors: [400, 409, 413, 415],
+    errors: [400, 409],
     example: `${CURL} -H 'Content-Type: application/json' -d '{"tenant":"acme","device":"sensor-1","broker":{"url":"mqtts://hub.example.com:8883","credential":"hub-acme"},"callback":"https://app.example.com/commands"}' $API/v1/subscriptions`,
     handle: async ({ body, key, api }) => {
       requireTenants(key, [body], () => 'tenant');

@@ -3,7 +3,7 @@ import { REFUSAL_KINDS } from '../errors';
 import { DEAD_LETTER_STATES } from '../delivery/filter';
 import type { DeliveryStateName } from '../delivery/types';
 import { deliveryInputSchema } from '../validation/delivery';
-import { idSchema } from '../validation/limits';
+import { idSchema, MAX_DELIVERY_ID_LENGTH } from '../validation/limits';
 import { FILTER_CLASSES, FILTER_KINDS, FILTER_STATES } from '../validation/filter';
 import { subscriptionInputSchema } from '../validation/subscription';
 
@@ -33,10 +33,14 @@ export const problemSchema = z
   })
   .meta({ id: 'Problem', description: 'An error, as RFC 9457 problem details (`application/problem+json`).' });
 
+/** The longest path parameter a route takes: a delivery id (a subscription id is at most 270, an endpoint 300). */
+export const MAX_PATH_PARAM_LENGTH = MAX_DELIVERY_ID_LENGTH;
+
 export const deliveryIdParams = z.object({
   deliveryId: z
     .string()
     .min(1)
+    .max(MAX_DELIVERY_ID_LENGTH)
     .meta({ description: '`delivery/<tenant>/<device>/<messageId>`, URL-encoded (`delivery%2Facme%2Fsensor-1%2Fmsg-42`)' }),
 });
 

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import path from 'node:path';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -15,6 +17,7 @@ import { findKey, type ApiKey } from './keys';
 import { openApiDocument } from './openapi';
 import { HttpProblem, problemOf, UNAVAILABLE_RETRY_AFTER_S } from './problems';
 import { ROUTES, type ApiContext, type Route } from './routes';
+import { MAX_PATH_PARAM_LENGTH } from './schemas';
 
 /** One line of the access log: never a body, a header or a key; the key by its name. */
 export interface AccessLogEntry {
@@ -75,11 +78,15 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const app = Fastify({
     logger: false,
     bodyLimit: settings.bodyLimit,
-    ...(settings.tls && { https: settings.tls }),
+    serverFactory: (handler) => boundedServer(settings, handler),
     // a request that arrives on a kept-alive connection while the server stops is answered 503 (Fastify's)
     return503OnClosing: true,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Fastify's 100 would refuse (414) the longer ids that submit accepts
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAM_LENGTH },
+    frameworkErrors: (err, req, reply) => sendProblem(reply, fastifyProblem(err, req)),
   });
+  // the body of every route is JSON: any other type is 415, as the README says, not a string for the routes to refuse
+  app.removeContentTypeParser('text/plain');
   identifyCallers(app, settings.keys);
   logAccess(app, options.accessLog ?? ((entry) => process.stderr.write(`${JSON.stringify(entry)}\n`)));
   answerProblems(app);
@@ -102,6 +109,60 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       await api.jobs.stop();
     },
   };
+}
+
+/**
+ * The HTTP(S) server under Fastify, with the bounds a slow or greedy client meets: a request arrives whole within
+ * the request timeout, a connection moves a byte within the connection timeout, and one address holds at most
+ * its cap of connections (README, "HTTP API").
+ */
+function boundedServer(settings: ApiSettings, handler: RequestListener): Server {
+  const options = {
+    requestTimeout: settings.requestTimeoutMs,
+    // the headers' own timeout may not be longer (Node refuses it); a dripped header is what a slow-loris sends
+    headersTimeout: settings.requestTimeoutMs,
+    // Node checks the two above this often (30 s unless told): a slow sender is closed within a second of its timeout
+    connectionsCheckingInterval: Math.min(1000, settings.requestTimeoutMs),
+  };
+  const server = settings.tls ? createHttpsServer({ ...options, ...settings.tls }, handler) : createHttpServer(options, handler);
+  server.keepAliveTimeout = settings.keepAliveTimeoutMs;
+  server.setTimeout(settings.connectionTimeoutMs);
+  if (settings.maxConnectionsPerAddress !== null) capConnections(server, settings.maxConnectionsPerAddress);
+  return server;
+}
+
+/** Connections past `cap` from one address are closed as they open: one client cannot hold every socket. */
+function capConnections(server: NetServer, cap: number): void {
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const count = (open.get(address) ?? 0) + 1;
+    if (count > cap) return void socket.destroy();
+    open.set(address, count);
+    socket.once('close', () => {
+      const left = open.get(address)! - 1;
+      if (left === 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
+}
+
+/** What Fastify refuses before a route runs (a path parameter longer than any id, a body not JSON), said in our words. */
+function fastifyProblem(err: Error & { code?: string }, req: FastifyRequest): HttpProblem {
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH')
+    return new HttpProblem(414, `a path parameter is over ${MAX_PATH_PARAM_LENGTH} characters: no id is that long`);
+  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return new HttpProblem(
+      415,
+      `the body must be application/json, not ${JSON.stringify((req.headers['content-type'] ?? '').slice(0, 100))}`,
+    );
+  return problemOf(err);
+}
+
+function sendProblem(reply: FastifyReply, problem: HttpProblem) {
+  for (const [name, value] of Object.entries(problem.extra.headers ?? {})) reply.header(name, value);
+  if (problem.status === 401) reply.header('WWW-Authenticate', 'Bearer');
+  return reply.code(problem.status).type('application/problem+json').send(problem.body());
 }
 
 /** Who is calling, known before the rate limit counts, so that it counts per key (per address without one). */
@@ -131,12 +192,10 @@ function logAccess(app: FastifyInstance, accessLog: (entry: AccessLogEntry) => v
 
 /** Every failure as problem details: the routes', Fastify's (413, 415, JSON), the rate limit's, an unknown route. */
 function answerProblems(app: FastifyInstance): void {
-  app.setErrorHandler(async (err, _req, reply) => {
-    const problem = problemOf(err);
+  app.setErrorHandler(async (err, req, reply) => {
+    const problem = fastifyProblem(err as Error, req);
     if (problem.status >= 500 && problem.status !== 503) reply.errorText = String(err);
-    for (const [name, value] of Object.entries(problem.extra.headers ?? {})) reply.header(name, value);
-    if (problem.status === 401) reply.header('WWW-Authenticate', 'Bearer');
-    return reply.code(problem.status).type('application/problem+json').send(problem.body());
+    return sendProblem(reply, problem);
   });
   app.setNotFoundHandler(async (req, reply) =>
     reply

@@ -18,7 +18,9 @@ export function registerServe(program: Command): void {
       'after',
       '\nReads REDELIVER_API_KEYS_FILE (or REDELIVER_API_KEYS): a JSON array of\n' +
         '  {"key": "<secret>" | "sha256": "<hex>", "tenants": ["acme"], "roles": ["produce", "operate", "read"]}\n' +
-        'and REDELIVER_API_RATE_LIMIT, REDELIVER_API_BODY_LIMIT, REDELIVER_API_TLS_CERT_FILE / _KEY_FILE (docs/deploying.md).\n' +
+        'and REDELIVER_API_RATE_LIMIT, REDELIVER_API_BODY_LIMIT, REDELIVER_API_TLS_CERT_FILE / _KEY_FILE,\n' +
+        'REDELIVER_API_REQUEST_TIMEOUT (30s), REDELIVER_API_CONNECTION_TIMEOUT (6m), REDELIVER_API_KEEP_ALIVE_TIMEOUT (72s),\n' +
+        'REDELIVER_API_MAX_CONNECTIONS_PER_ADDRESS (100, or off) (docs/deploying.md).\n' +
         'Example:\n  $ REDELIVER_API_KEYS_FILE=keys.json redeliver serve --port 8090\n' +
         '  $ curl -H "Authorization: Bearer $KEY" http://127.0.0.1:8090/v1/deliveries/delivery%2Facme%2Fsensor-1%2Fmsg-42',
     )

@@ -259,6 +259,33 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     default: '4194304 (4 MiB)',
   },
   {
+    name: 'REDELIVER_API_REQUEST_TIMEOUT',
+    readBy: ['api'],
+    meaning: 'how long a request, headers and body, may take to arrive whole; a slower one is answered 408 and closed (slow-loris)',
+    default: '`30s`',
+  },
+  {
+    name: 'REDELIVER_API_CONNECTION_TIMEOUT',
+    readBy: ['api'],
+    meaning:
+      'how long a connection may go without a byte moving either way before it is closed (a client that never reads its answer); longer than a cancel may wait for an attempt in flight',
+    default: '`6m`',
+  },
+  {
+    name: 'REDELIVER_API_KEEP_ALIVE_TIMEOUT',
+    readBy: ['api'],
+    meaning:
+      "how long a kept-alive connection may wait for its next request; behind a load balancer, longer than the balancer's idle timeout",
+    default: '`72s`',
+  },
+  {
+    name: 'REDELIVER_API_MAX_CONNECTIONS_PER_ADDRESS',
+    readBy: ['api'],
+    meaning:
+      'connections open at once from one client address; more are closed as they open. Behind a proxy every client is its address: raise it, or `off`',
+    default: '100',
+  },
+  {
     name: 'REDELIVER_API_TLS_CERT_FILE',
     readBy: ['api'],
     meaning: 'certificate chain (PEM) to serve HTTPS with; with `REDELIVER_API_TLS_KEY_FILE`, its private key',

@@ -13,6 +13,8 @@ import {
   DELIVERY_HEADERS,
   headerProblems,
   idSchema,
+  RESERVED_TENANT,
+  RESERVED_TENANT_RULE,
   MAX_CA_BYTES,
   MAX_MESSAGE_ID_LENGTH,
   parseTargetUrl,
@@ -193,6 +195,8 @@ export interface ValidateOptions {
    * (the worker checks before any socket); Redeliver's default: this process's environment.
    */
   secretTenants?: SecretTenantsLookup;
+  /** One of redeliver's own operational events, the only deliveries of the reserved tenant (activities/operational-events.ts). */
+  operationalEvent?: boolean;
 }
 
 /**
@@ -210,6 +214,8 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
   const bad = new Set(problems.map((p) => p.field.split('.')[0]));
   const input = (parsed.success ? parsed.data : raw) as DeliveryInput;
   const kind = bad.has('kind') ? undefined : input.kind;
+  if (!bad.has('tenant') && input.tenant === RESERVED_TENANT && !options.operationalEvent)
+    problems.push({ field: 'tenant', message: RESERVED_TENANT_RULE });
 
   if (input.qos !== undefined && kind !== undefined && kind !== 'telemetry' && !bad.has('qos')) {
     problems.push({ field: 'qos', message: `applies to telemetry only (${input.kind} is always delivered at least once)` });
@@ -217,8 +223,9 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
   const qos = input.kind === 'telemetry' && !bad.has('qos') ? (input.qos ?? 1) : 1;
 
   const rawTarget = bad.has('target') ? { url: '' } : typeof input.target === 'string' ? { url: input.target } : input.target;
+  const targetField = typeof input.target === 'string' ? 'target' : 'target.url';
   // placeholders let one URL template serve many deliveries (Hono: /command/res/{tenant}/{device}/{requestId})
-  const target = { ...rawTarget, url: expandUrl(rawTarget.url, input, bad) } as {
+  const target = { ...rawTarget, url: expandUrl(rawTarget.url, input, bad, targetField, problems) } as {
     url: string;
     method?: 'POST' | 'PUT' | 'PATCH';
     headers?: Record<string, string>;
@@ -227,7 +234,6 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
     signing?: string;
   } & Omit<MqttTargetInput, 'url' | 'timeout'>;
   const schemes = options.schemes ?? ['http', 'https', 'mqtt', 'mqtts'];
-  const targetField = typeof input.target === 'string' ? 'target' : 'target.url';
   const { url, mqttTopic } = bad.has('target') ? {} : checkTarget(target, input, kind, { field: targetField, schemes, bad }, problems);
   if (!bad.has('target') && !bad.has('tenant')) {
     problems.push(...secretTenantProblems(options.secretTenants, 'signing', target.signing, input.tenant, 'target.signing'));
@@ -438,11 +444,31 @@ function mqttTargetProblems(
 /** Where each placeholder's value comes from: a field found wrong fills nothing in. */
 const PLACEHOLDER_FIELDS: Record<string, string> = { tenant: 'tenant', device: 'device', requestId: 'command', status: 'command' };
 
-function expandUrl(url: string, input: DeliveryInput, bad: Set<string | undefined>): string {
-  return url.replace(/\{(tenant|device|requestId|status)\}/g, (whole, key: string) => {
-    const value = bad.has(PLACEHOLDER_FIELDS[key]) ? undefined : PLACEHOLDERS[key]?.(input);
-    return value === undefined ? whole : encodeURIComponent(value);
+/**
+ * The URL with its placeholders filled in, each value percent-encoded. A path segment that a value makes `.` or
+ * `..` is refused: URL parsers resolve it (`%2E` too), and the request would leave the template's path
+ * (`/ingest/{tenant}/{device}` with tenant and device `..` is `/`).
+ */
+function expandUrl(url: string, input: DeliveryInput, bad: Set<string | undefined>, field: string, problems: Problem[]): string {
+  const fill = (text: string) =>
+    text.replace(/\{(tenant|device|requestId|status)\}/g, (whole, key: string) => {
+      const value = bad.has(PLACEHOLDER_FIELDS[key]) ? undefined : PLACEHOLDERS[key]?.(input);
+      return value === undefined ? whole : encodeURIComponent(value);
+    });
+  const end = url.search(/[?#]/);
+  const path = end === -1 ? url : url.slice(0, end);
+  const dots: string[] = [];
+  const segments = path.split('/').map((segment) => {
+    const filled = fill(segment);
+    if (filled !== segment && /^(\.|%2e){1,2}$/i.test(filled)) dots.push(`${JSON.stringify(segment)} into ${JSON.stringify(filled)}`);
+    return filled;
   });
+  if (dots.length)
+    problems.push({
+      field,
+      message: `turns the path segment ${dots.join(', and ')}: a dot segment would send the request outside the URL's path`,
+    });
+  return segments.join('/') + (end === -1 ? '' : fill(url.slice(end)));
 }
 
 /** zod's issues as problems that name their fields (`what` when the whole input is wrong). */

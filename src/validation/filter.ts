@@ -72,10 +72,12 @@ export function filterFrom(
 export function timeFrom(field: string, value: string | undefined, problems: Problem[], now = Date.now()): Date | undefined {
   if (value === undefined) return undefined;
   const ago = durationAgo(value);
-  if (ago !== undefined) return new Date(now - ago);
-  const at = Date.parse(value);
-  if (Number.isFinite(at)) return new Date(at);
-  problems.push({ field, message: `must be an ISO date or a duration ago such as 2h, got ${JSON.stringify(value)}` });
+  const at = ago !== undefined ? now - ago : Date.parse(value);
+  // a Date holds ±100,000,000 days around 1970: `100000000y` ago is none (and its toISOString throws)
+  if (Number.isFinite(at) && Number.isFinite(new Date(at).getTime())) return new Date(at);
+  const why =
+    ago !== undefined ? 'is too far back: a time is at most 270,000 years from 1970' : 'must be an ISO date or a duration ago such as 2h';
+  problems.push({ field, message: `${why}, got ${JSON.stringify(value)}` });
   return undefined;
 }
 

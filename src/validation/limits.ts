@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { deliveryIdOf, OPERATOR_TENANT } from '../delivery/ids';
 import type { Problem } from '../errors';
 
 // What submit bounds and refuses so that a delivery's first attempt never fails for a reason visible at
@@ -12,6 +13,12 @@ import type { Problem } from '../errors';
 export const MAX_ID_LENGTH = 128;
 /** A message id: room for the `response-<requestId>` a command subscription gives its responses. */
 export const MAX_MESSAGE_ID_LENGTH = 160;
+/** The longest delivery id submit accepts (427): the HTTP API reads and controls every one. */
+export const MAX_DELIVERY_ID_LENGTH = deliveryIdOf(
+  't'.repeat(MAX_ID_LENGTH),
+  'd'.repeat(MAX_ID_LENGTH),
+  'm'.repeat(MAX_MESSAGE_ID_LENGTH),
+).length;
 /** Target and callback URLs: 8 KiB, the request line most HTTP servers accept. */
 export const MAX_URL_BYTES = 8 * 1024;
 /** A target's own headers: at most 64, 8 KiB in all (`name: value` lines), far below servers' 16 KiB+ header limits. */
@@ -38,6 +45,13 @@ export function idSchema(what: string, max = MAX_ID_LENGTH) {
     .regex(/^[^\s/+#]*$/, { error: 'must not contain whitespace, "/", "+" or "#"' })
     .regex(/^[\x21-\x7e]*$/, { error: ID_RULE });
 }
+
+/** The tenant of redeliver's own operational events (`Tenant = "redeliver"` lists them): no producer's, no API key's. */
+export const RESERVED_TENANT = OPERATOR_TENANT;
+export const RESERVED_TENANT_RULE = `must not be "${RESERVED_TENANT}": that tenant is reserved for redeliver's own operational events`;
+
+/** A tenant a producer or an API key names: an id, and not the reserved one. */
+export const tenantSchema = () => idSchema('tenant').refine((tenant) => tenant !== RESERVED_TENANT, { error: RESERVED_TENANT_RULE });
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const FIELD_VALUE = /^[\t\x20-\x7e]*$/;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { secretTenantProblems, type SecretTenantsLookup } from './secret-tenants';
 import { brokerProblems, credentialSchema, DEFAULT_ATTEMPT_TIMEOUT_MS, tlsSchema, validateDelivery, zodProblems } from './delivery';
-import { COMMAND_HEADERS, headerProblems, idSchema, parseTargetUrl } from './limits';
+import { COMMAND_HEADERS, headerProblems, idSchema, parseTargetUrl, tenantSchema } from './limits';
 import type { DeliveryInput, MqttTargetInput } from '../delivery/types';
 import { InvalidInputError, type Problem } from '../errors';
 import { parseDuration } from '../policy/duration';
@@ -55,7 +55,7 @@ const callbackSchema = z
 
 const inputSchema = z
   .object({
-    tenant: idSchema('tenant'),
+    tenant: tenantSchema(),
     device: idSchema('device'),
     broker: z.union([z.string(), brokerSchema], urlOrObject('url, topic?, protocolVersion?, credential?, timeout?, tls?, clientId?')),
     callback: z.union([z.string(), callbackSchema], urlOrObject('url, headers?, timeout?')),

@@ -3,6 +3,7 @@ import { ROUTES } from '../../src/api/routes';
 import type { DeliveryInput } from '../../src/delivery/types';
 import { type InvalidInputError } from '../../src/errors';
 import { validateDelivery } from '../../src/validation/delivery';
+import { MAX_DELIVERY_ID_LENGTH } from '../../src/validation/limits';
 import { runCli } from '../support/cli';
 import { useHarnessAndReceiver } from '../support/setup';
 import { idPath, startApi, type TestApi } from '../support/api';
@@ -12,7 +13,10 @@ import { waitFor } from '../support/wait';
 const env = useHarnessAndReceiver();
 const A = `a-${randomUUID().slice(0, 8)}`;
 const B = `b-${randomUUID().slice(0, 8)}`;
+/** A tenant as long as submit accepts (128 characters). */
+const LONG = `long-${randomUUID()}-`.padEnd(128, 'x');
 const KEYS = {
+  long: `key-long-${randomUUID()}`,
   a: `key-a-${randomUUID()}`,
   b: `key-b-${randomUUID()}`,
   aRead: `key-a-read-${randomUUID()}`,
@@ -27,6 +31,7 @@ beforeAll(async () => {
     { key: KEYS.b, tenants: [B], roles: ALL_ROLES },
     { key: KEYS.aRead, tenants: [A], roles: ['read'] },
     { key: KEYS.all, tenants: ['*'], roles: ['read'] },
+    { key: KEYS.long, tenants: [LONG], roles: ALL_ROLES },
   ]);
 });
 afterAll(() => api?.close());
@@ -229,6 +234,40 @@ describe('status, lists and controls', () => {
     const cancelled = await api.call('POST', `${path}/cancel`, KEYS.a);
     expect(cancelled).toMatchObject({ status: 200, json: { state: 'cancelled' } });
     expect((await api.call('POST', `${path}/resume`, KEYS.a)).json.kind).toBe('Ended');
+  });
+
+  test('a delivery of the longest id submit accepts (427 characters) is read, paused, resumed and cancelled over HTTP', async () => {
+    env.receiver.route('/down', () => ({ status: 503 }));
+    // characters the path must encode too: the bound is on the id, not on its encoded form
+    const messageId = `m%.:${randomUUID()}`.padEnd(160, 'x');
+    const input = event({
+      tenant: LONG,
+      device: 'd'.repeat(128),
+      messageId,
+      target: `${env.receiver.url}/down`,
+      policy: { initial: '1h', min: '1h', max: '1h', jitter: 'none' },
+    });
+    const submitted = await api.call('POST', '/v1/deliveries', KEYS.long, input);
+    expect(submitted.status).toBe(202);
+    const id = submitted.json.deliveryId as string;
+    expect(id).toHaveLength(MAX_DELIVERY_ID_LENGTH);
+    const path = `/v1/deliveries/${idPath(id)}`;
+    await waitFor(
+      () => api.call('GET', path, KEYS.long),
+      (r) => r.json?.state === 'waiting',
+      20_000,
+      'the delivery to wait',
+    );
+    expect(await api.call('POST', `${path}/pause`, KEYS.long, { reason: 'long' })).toMatchObject({
+      status: 200,
+      json: { deliveryId: id, state: 'paused' },
+    });
+    expect(await api.call('POST', `${path}/resume`, KEYS.long)).toMatchObject({ status: 200, json: { deliveryId: id } });
+    expect(await api.call('POST', `${path}/cancel`, KEYS.long)).toMatchObject({
+      status: 200,
+      json: { deliveryId: id, state: 'cancelled' },
+    });
+    expect(await api.call('GET', path, KEYS.long)).toMatchObject({ status: 200, json: { state: 'cancelled' } });
   });
 });
 

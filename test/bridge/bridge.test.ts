@@ -149,6 +149,44 @@ test('the id comes from the message-id user property, else from the packet; what
   expect(bridge.stats).toMatchObject({ received: 4, accepted: 2, refused: 2 });
 });
 
+test("a topic's `..` levels never take a delivery outside its target's path, and the reserved tenant is refused", async () => {
+  const base = `${receiver.url}/dots-${randomUUID().slice(0, 8)}`;
+  const prefix = new URL(base).pathname;
+  const { bridge, events } = await startBridge({ target: `${base}/ingest/{tenant}/{device}`, topics: ['telemetry/+/+', 'event/+/+'] });
+  const ids = { dots: `dots-${randomUUID()}`, dot: `dot-${randomUUID()}`, reserved: `reserved-${randomUUID()}`, ok: `ok-${randomUUID()}` };
+  await publish('telemetry/../..', 'up two', { id: ids.dots });
+  await publish('event/acme/.', 'up none', { id: ids.dot });
+  await publish('event/redeliver/d1', 'as an operational event', { id: ids.reserved });
+  await publish('telemetry/acme/d1', 'in place', { id: ids.ok });
+  await waitFor(
+    async () => bridge.stats.acknowledged,
+    (n) => n === 4,
+    30_000,
+    'four acknowledgements',
+  );
+  await waitFor(
+    async () => accepted(prefix),
+    (r) => r.length === 1,
+    30_000,
+    'the one in place delivered',
+  );
+  // what the receiver saw: the one in place, under its template's path; none of the others, anywhere
+  expect(receiver.requests.filter((r) => Object.values(ids).includes(r.messageId!)).map((r) => [r.messageId, r.path])).toEqual([
+    [ids.ok, `${prefix}/ingest/acme/d1`],
+  ]);
+  const refused = events.flatMap((e) => (e.type === 'refused' ? [e] : []));
+  expect(refused.map((e) => [e.topic, e.reasonCode])).toEqual(
+    expect.arrayContaining([
+      ['telemetry/../..', PUBACK.implementationSpecificError],
+      ['event/acme/.', PUBACK.implementationSpecificError],
+      ['event/redeliver/d1', PUBACK.implementationSpecificError],
+    ]),
+  );
+  expect(refused.find((e) => e.topic === 'telemetry/../..')?.reason).toMatch(/dot segment/);
+  expect(refused.find((e) => e.topic === 'event/redeliver/d1')?.reason).toMatch(/tenant must not be "redeliver"/);
+  expect(bridge.stats).toMatchObject({ received: 4, accepted: 1, refused: 3 });
+});
+
 test('two bridges of one group share the messages: each takes some, together all, every message delivered once', async () => {
   const base = `${receiver.url}/shared-${randomUUID().slice(0, 8)}`;
   const prefix = new URL(base).pathname;

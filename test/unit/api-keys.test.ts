@@ -110,3 +110,71 @@ test('a filter is checked by one function, which names each field as its caller 
     since: new Date(0),
   });
 });
+
+test('the server\'s timeouts and connection cap: documented defaults, durations, "off", and each bad value named', () => {
+  const keys = JSON.stringify([{ key: SECRET, tenants: ['acme'], roles: ['read'] }]);
+  expect(apiSettingsFromEnv({ REDELIVER_API_KEYS: keys })).toMatchObject({
+    requestTimeoutMs: 30_000,
+    connectionTimeoutMs: 360_000,
+    keepAliveTimeoutMs: 72_000,
+    maxConnectionsPerAddress: 100,
+  });
+  const set = {
+    REDELIVER_API_KEYS: keys,
+    REDELIVER_API_REQUEST_TIMEOUT: '10s',
+    REDELIVER_API_CONNECTION_TIMEOUT: '2m',
+    REDELIVER_API_KEEP_ALIVE_TIMEOUT: '1500',
+    REDELIVER_API_MAX_CONNECTIONS_PER_ADDRESS: 'off',
+  };
+  expect(apiSettingsFromEnv(set)).toMatchObject({
+    requestTimeoutMs: 10_000,
+    connectionTimeoutMs: 120_000,
+    keepAliveTimeoutMs: 1_500,
+    maxConnectionsPerAddress: null,
+  });
+  let error: unknown;
+  try {
+    apiSettingsFromEnv({
+      REDELIVER_API_KEYS: keys,
+      REDELIVER_API_REQUEST_TIMEOUT: '0s',
+      REDELIVER_API_CONNECTION_TIMEOUT: 'forever',
+      REDELIVER_API_KEEP_ALIVE_TIMEOUT: '-5s',
+      REDELIVER_API_MAX_CONNECTIONS_PER_ADDRESS: '0',
+    });
+  } catch (err) {
+    error = err;
+  }
+  expect((error as ConfigError).problems.map((p) => p.variable)).toEqual([
+    'REDELIVER_API_REQUEST_TIMEOUT',
+    'REDELIVER_API_CONNECTION_TIMEOUT',
+    'REDELIVER_API_KEEP_ALIVE_TIMEOUT',
+    'REDELIVER_API_MAX_CONNECTIONS_PER_ADDRESS',
+  ]);
+  expect((error as ConfigError).message).toContain(
+    'REDELIVER_API_MAX_CONNECTIONS_PER_ADDRESS: must be a whole number above 0, or off; got "0"',
+  );
+});
+
+test('the tenant "redeliver" (its operational events) is no key\'s: refused, naming the entry and field', () => {
+  const { problems } = parseKeys([{ key: SECRET, tenants: ['acme', 'redeliver'], roles: ['read'] }]);
+  expect(problems).toEqual([{ field: '[0].tenants.1', message: expect.stringMatching(/must not be "redeliver": .*reserved/) }]);
+  expect(() =>
+    apiSettingsFromEnv({ REDELIVER_API_KEYS: JSON.stringify([{ key: SECRET, tenants: ['redeliver'], roles: ['read'] }]) }),
+  ).toThrow(/REDELIVER_API_KEYS: \[0\]\.tenants\.0: must not be "redeliver"/);
+});
+
+test('a time too far back for a Date is a problem naming its field, not a RangeError', () => {
+  for (const since of ['100000000y', '300000y']) {
+    expect(() => filterFrom({ since })).toThrow(
+      expect.objectContaining({ problems: [{ field: 'since', message: expect.stringMatching(/too far back/) }] }),
+    );
+    expect(() => filterFromFlags({ since })).toThrow(
+      expect.objectContaining({ problems: [expect.objectContaining({ field: '--since' })] }),
+    );
+  }
+  expect(() => filterFrom({ until: '+300000-01-01' })).toThrow(
+    expect.objectContaining({ problems: [expect.objectContaining({ field: 'until' })] }),
+  );
+  // far back, yet a Date: still a filter
+  expect(filterFrom({ since: '10000y' }, { now: 0 }).since!.getUTCFullYear()).toBeLessThan(-8000);
+});

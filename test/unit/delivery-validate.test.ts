@@ -77,6 +77,45 @@ test('URL placeholders are filled from the delivery', () => {
 });
 
 test.each([
+  [
+    'tenant and device',
+    'https://in.example.com/ingest/{tenant}/{device}',
+    { tenant: '..', device: '..' },
+    '"{tenant}" into "..", and "{device}"',
+  ],
+  ['a device', 'https://in.example.com/ingest/{tenant}/{device}/data', { device: '.' }, '"{device}"'],
+  [
+    'a request id',
+    'https://in.example.com/command/res/{requestId}',
+    { kind: 'command-response', command: { requestId: '..' } },
+    '"{requestId}"',
+  ],
+  ['two placeholders in one segment', 'https://in.example.com/in/{tenant}{device}', { tenant: '.', device: '.' }, '"{tenant}{device}"'],
+  ['a placeholder after an encoded dot', 'https://in.example.com/in/%2E{device}', { device: '.' }, '"%2E{device}"'],
+])('a URL placeholder that makes a dot segment is refused (%s): the request would leave its path', (_what, url, over, segment) => {
+  const found = problems({ ...ok, ...over, target: { url } });
+  expect(found['target.url']).toContain(`turns the path segment ${segment} into `);
+  expect(found['target.url']).toMatch(/: a dot segment would send the request outside the URL's path$/);
+});
+
+test('dots elsewhere in a URL stay as they are: within a segment, in the query, in a topic', () => {
+  const d = validateDelivery(
+    { ...ok, tenant: '..', device: 'a.b', target: 'https://in.example.com/in/x{tenant}/{device}?t={tenant}' },
+    { now: NOW },
+  );
+  expect(d.target.url).toBe('https://in.example.com/in/x../a.b?t=..');
+  const mqtt = validateDelivery({ ...ok, tenant: '..', target: 'mqtt://broker.example.com:1883' }, { now: NOW });
+  expect(mqtt.target).toMatchObject({ topic: 'event/../sensor-1' });
+});
+
+test('the tenant "redeliver" is reserved for its operational events: a producer naming it is refused', () => {
+  expect(problems({ ...ok, tenant: 'redeliver' })).toEqual({
+    tenant: expect.stringMatching(/must not be "redeliver": .*operational events/),
+  });
+  expect(validateDelivery({ ...ok, tenant: 'redeliver' }, { now: NOW, operationalEvent: true }).tenant).toBe('redeliver');
+});
+
+test.each([
   ['unknown kind', { ...ok, kind: 'parcel' }, 'kind', /telemetry, event, command-response/],
   ['QoS other than 0/1', { ...ok, kind: 'telemetry', qos: 2 }, 'qos', /0 or 1/],
   ['QoS on an event', { ...ok, qos: 0 }, 'qos', /telemetry only/],
@@ -327,6 +366,7 @@ describe('command subscriptions follow the same rules', () => {
 
   test.each([
     ['a control character in the tenant', { ...sub, tenant: 'ac\u0001me' }, 'tenant', /printable ASCII/],
+    ['the reserved tenant', { ...sub, tenant: 'redeliver' }, 'tenant', /must not be "redeliver"/],
     ['a 129-character device', { ...sub, device: 'd'.repeat(129) }, 'device', /at most 128/],
     [
       'a control character in the client id',
