@@ -65,7 +65,7 @@ test("a tenant's flood of failing deliveries to a shared endpoint does not hold 
   );
 
   // how many of the flood's first attempts the receiver had seen when the quiet tenant's last one came
-  const lastQuiet = receiver.requests.findLastIndex(of(quiet));
+  const lastQuiet = receiver.requests.length - 1 - [...receiver.requests].reverse().findIndex(of(quiet));
   const floodFirstsBefore = new Set(
     receiver.requests
       .slice(0, lastQuiet)
