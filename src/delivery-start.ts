@@ -59,9 +59,24 @@ export function deliveryStart(delivery: Delivery, start: DeliveryStart) {
   return {
     ...deliveryStartOptions(delivery, start.reuse, note, start.place?.position ? 'queued' : 'pending'),
     taskQueue: start.taskQueue,
+    // its activities inherit it: the task queue dispatches tenants' attempts fairly (docs/threat-model.md)
+    priority: { fairnessKey: fairnessKeyOf(delivery.tenant) },
     args: [input] as [DeliveryWorkflowInput],
     memo: memo as unknown as Record<string, unknown>,
   };
+}
+
+/** Temporal's limit on a fairness key (bytes). */
+const FAIRNESS_KEY_MAX = 64;
+
+/**
+ * The tenant as the task queue's fairness key: each tenant gets an equal share of the dispatch of
+ * attempts when there is a backlog (needs `matching.enableFairness` on the server). A tenant id is
+ * printable ASCII of up to 128 characters; one longer than the key may be keeps its start and a hash of the whole.
+ */
+export function fairnessKeyOf(tenant: string): string {
+  if (tenant.length <= FAIRNESS_KEY_MAX) return tenant;
+  return `${tenant.slice(0, 41)}~${createHash('sha256').update(tenant).digest('base64url').slice(0, 22)}`;
 }
 
 /** What makes two submissions "the same message": everything but the submit time. */

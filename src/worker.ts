@@ -18,6 +18,7 @@ import { ControlCache } from './activities/control-cache';
 import { EndpointReporter } from './activities/endpoint-reporter';
 import { EndpointAdmission } from './activities/admission';
 import type { EndpointLimits } from './endpoints/controls';
+import { producersTimeout } from './endpoints/health';
 import { tracingFor, workerTracingOptions, type Tracing } from './telemetry/tracing';
 import { AddressGuard } from './transports/address-guard';
 import { createHttpAgent } from './transports/http';
@@ -94,6 +95,12 @@ export interface RedeliverWorkerOptions {
    * and $REDELIVER_OPERATOR_SIGNING_SECRET, else nowhere.
    */
   operatorEvents?: OperatorEvents | null;
+  /**
+   * A timeout the producer chose below this (ms) is the producer's failure: attempts it ended are not told to the
+   * endpoint's health, downtime, breaker or auto-disable (the delivery still counts them). Default
+   * $REDELIVER_ENDPOINT_TIMEOUT_FLOOR, else 1 s; 0: every timeout counts against the endpoint.
+   */
+  endpointTimeoutFloor?: number;
   /** Hears of every attempt this worker sends (endpoint, outcome, delivery and attempt number), besides endpoint health. */
   attemptListener?: AttemptListener;
   /** Settings already read with workerSettingsFromEnv (the CLI reads them once); default: read from `env`. */
@@ -144,7 +151,8 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   // the breaker hears of every attempt as the reporter does: it sees a failing endpoint before its workflow does
   const breaker = controls && new Breaker(reporter?.identity ?? 'this worker');
   const admission = controls && admissionOf(limits!, controls, breaker!, reporter);
-  const listener = allListeners([reporter, breaker, options.attemptListener]);
+  const floorMs = options.endpointTimeoutFloor ?? settings.endpointTimeoutFloorMs;
+  const listener = allListeners([endpointsListener(allListeners([reporter, breaker]), floorMs), options.attemptListener]);
   const traced = tracing && workerTracingOptions(tracing, { bundling: !bundlePath });
   const worker = await Worker.create({
     connection,
@@ -247,6 +255,20 @@ function admissionOf(
     control: (endpoint) => controls.get(endpoint),
     ...(reporter && { share: (endpoint: string) => reporter.share(endpoint) }),
   });
+}
+
+/**
+ * What the endpoint hears of (its health, downtime and breaker): every attempt but those that timed out under a
+ * timeout their producer chose below the floor, which a producer could otherwise use to fail a shared endpoint
+ * for every tenant (a flood of 1 ms timeouts; docs/threat-model.md).
+ */
+function endpointsListener(listener: AttemptListener | undefined, floorMs: number): AttemptListener | undefined {
+  if (!listener || floorMs <= 0) return listener;
+  return {
+    attempted(endpoint, outcome, attempt) {
+      if (!producersTimeout(outcome, attempt.timeoutMs, floorMs)) listener.attempted(endpoint, outcome, attempt);
+    },
+  };
 }
 
 /** The reporter hears of every attempt (endpoint health), the breaker too; an application's listener as well, when it gives one. */

@@ -69,7 +69,12 @@ export type AttemptResult = ({ ok: true } & AttemptSuccess) | ({ ok: false } & A
 
 /** Hears of every attempt sent: endpoint health (activities/endpoint-reporter.ts), and tests that follow attempts in server time. */
 export interface AttemptListener {
-  attempted(endpoint: string, outcome: AttemptOutcome, attempt: { deliveryId: string; attempt: number; startedAt: number }): void;
+  /** `timeoutMs`: the attempt's timeout as the delivery's producer chose it (`target.timeout`). */
+  attempted(
+    endpoint: string,
+    outcome: AttemptOutcome,
+    attempt: { deliveryId: string; attempt: number; startedAt: number; timeoutMs: number },
+  ): void;
 }
 
 /**
@@ -126,7 +131,7 @@ function exchangeAndClassify(deps: DeliverDeps) {
           // what a replay of the endpoint's outages needs: what arrived, and which attempts were retries
           ...(attempt === 1 ? { arrival: arrivalProfile(delivery.kind, delivery.policy, startedAt) } : { retry: true }),
         },
-        { deliveryId: delivery.deliveryId, attempt, startedAt },
+        { deliveryId: delivery.deliveryId, attempt, startedAt, timeoutMs: delivery.target.timeout },
       );
       if (c.class === 'success') return { ok: true, code: c.code, reason: c.reason, durationMs };
       return { ok: false, ...c, durationMs };

@@ -101,8 +101,22 @@ function scoped(key: ApiKey, input: FilterInput, states?: readonly string[]): De
 }
 
 /** The endpoints a key's tenants send to, with their deliveries waiting on each (a `*` key: every endpoint, every delivery). */
-async function visibleEndpoints(key: ApiKey, api: ApiContext, endpoint?: string): Promise<EndpointView[]> {
-  const views = await api.redeliver.endpoints(endpoint);
+/**
+ * A page of the endpoints the key's tenants send to: just `endpoint` when given, else at most `limit` of every
+ * endpoint's workflows (fewer when the key does not see some: follow `nextCursor` until null).
+ */
+async function endpointsPage(key: ApiKey, api: ApiContext, query: { endpoint?: string; limit?: number; cursor?: string }) {
+  const page = query.endpoint
+    ? { endpoints: await api.redeliver.endpoints(query.endpoint), nextCursor: null }
+    : await api.redeliver.endpointsPage({
+        pageSize: query.limit ?? s.ENDPOINTS_PAGE.fallback,
+        ...(query.cursor && { cursor: query.cursor }),
+      });
+  return { endpoints: await visibleEndpoints(key, api, page.endpoints), nextCursor: page.nextCursor };
+}
+
+/** Of `views`, those the key's tenants send to, with the deliveries of theirs that wait on each. */
+async function visibleEndpoints(key: ApiKey, api: ApiContext, views: EndpointView[]): Promise<EndpointView[]> {
   if (key.tenants === ALL_TENANTS) return views;
   const tenant = [...key.tenants];
   const mine = await Promise.all(
@@ -281,6 +295,12 @@ const page = async (key: ApiKey, api: ApiContext, query: FilterInput & { limit?:
   });
 };
 
+/** How the endpoints' listings page, as `GET /v1/deliveries` does. */
+const PAGED =
+  'A page at a time: at most `limit` endpoints (default 50, at most 100), each asked at once, so that a page answers as ' +
+  'fast with ten endpoints as with thousands; pass `nextCursor` back as `cursor` until it is null. A key of some ' +
+  'tenants may get fewer than `limit` on a page (the endpoints its tenants do not send to are left out).';
+
 export const ROUTES: readonly Route[] = [
   route({
     method: 'POST',
@@ -408,13 +428,13 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/endpoints',
     operationId: 'listEndpoints',
     summary: "Endpoints' health, and this key's deliveries waiting on each",
-    description: "Only endpoints the key's tenants send to. Health figures are the endpoint's own, from every tenant's attempts.",
+    description: "Only endpoints the key's tenants send to. Health figures are the endpoint's own, from every tenant's attempts. " + PAGED,
     role: 'read',
     query: s.endpointQuery,
-    success: { status: 200, description: 'the endpoints', schema: s.endpointsSchema },
+    success: { status: 200, description: 'a page of the endpoints', schema: s.endpointPageSchema },
     errors: [400],
-    example: `${CURL} "$API/v1/endpoints?endpoint=ingest.example.com"`,
-    handle: ({ query, key, api }) => visibleEndpoints(key, api, query.endpoint),
+    example: `${CURL} "$API/v1/endpoints?limit=50"`,
+    handle: ({ query, key, api }) => endpointsPage(key, api, query),
   }),
   ...ENDPOINT_ROUTES,
   route({
@@ -422,18 +442,19 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/downtime',
     operationId: 'getDowntime',
     summary: "Downtime per endpoint, as the retry guide defines it (the key's endpoints)",
+    description: PAGED,
     role: 'read',
     query: s.downtimeQuery,
-    success: { status: 200, description: 'downtime reports', schema: s.downtimeSchema },
+    success: { status: 200, description: "a page of the endpoints' downtime reports", schema: s.downtimePageSchema },
     errors: [400],
-    example: `${CURL} "$API/v1/downtime?since=24h"`,
+    example: `${CURL} "$API/v1/downtime?since=24h&limit=50"`,
     handle: async ({ query, key, api }) => {
       const problems: Problem[] = [];
       const since = timeFrom('since', query.since, problems);
       if (problems.length) throw new InvalidInputError(problems, 'query');
-      const endpoints = await visibleEndpoints(key, api, query.endpoint);
-      const reports = await Promise.all(endpoints.map((e) => api.redeliver.downtime({ endpoint: e.endpoint, ...(since && { since }) })));
-      return reports.flat();
+      const page = await endpointsPage(key, api, query);
+      const reports = await Promise.all(page.endpoints.map((e) => api.redeliver.endpointDowntime(e.endpoint, since)));
+      return { downtime: reports, nextCursor: page.nextCursor };
     },
   }),
   route({

@@ -71,20 +71,29 @@ const filterFields = (states: readonly string[]) => ({
   until: z.string().optional().meta({ description: 'an ISO date, or a duration ago' }),
 });
 
-const pageFields = {
-  limit: z.coerce
-    .number({ error: 'must be a whole number from 1 to 1000' })
-    .int({ error: 'must be a whole number from 1 to 1000' })
-    .min(1, { error: 'must be a whole number from 1 to 1000' })
-    .max(1000, { error: 'must be a whole number from 1 to 1000' })
-    .optional()
-    .meta({ description: 'deliveries per page, default 100' }),
-  cursor: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,4096}$/, { error: 'must be the nextCursor of a page of this listing' })
-    .optional()
-    .meta({ description: "the previous page's `nextCursor`" }),
-};
+/** `limit` and `cursor` of a listing that pages: `what` per page, from 1 to `max`, `fallback` by default. */
+function pageFieldsOf(what: string, max: number, fallback: number) {
+  const error = `must be a whole number from 1 to ${max}`;
+  return {
+    limit: z.coerce
+      .number({ error })
+      .int({ error })
+      .min(1, { error })
+      .max(max, { error })
+      .optional()
+      .meta({ description: `${what} per page, default ${fallback}` }),
+    cursor: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,4096}$/, { error: 'must be the nextCursor of a page of this listing' })
+      .optional()
+      .meta({ description: "the previous page's `nextCursor`" }),
+  };
+}
+
+const pageFields = pageFieldsOf('deliveries', 1000, 100);
+/** Each endpoint on a page is asked for its status (and its downtime) at once: the bound keeps a page's answer short. */
+export const ENDPOINTS_PAGE = { max: 100, fallback: 50 };
+const endpointPageFields = pageFieldsOf('endpoints', ENDPOINTS_PAGE.max, ENDPOINTS_PAGE.fallback);
 
 export const listQuery = z.object({ ...filterFields(FILTER_STATES), ...pageFields });
 export const deadLetterQuery = z.object({ ...filterFields(DEAD_LETTER_STATES), ...pageFields });
@@ -96,10 +105,14 @@ export const redriveAllBody = z
   .strict()
   .meta({ id: 'RedriveFilter', description: 'Which dead letters to redrive: the filter of `GET /v1/dead-letters`.' });
 
-export const endpointQuery = z.object({ endpoint: host.optional().meta({ description: 'just this host[:port]' }) });
+export const endpointQuery = z.object({
+  endpoint: host.optional().meta({ description: 'just this host[:port] (one page)' }),
+  ...endpointPageFields,
+});
 export const downtimeQuery = z.object({
-  endpoint: host.optional().meta({ description: 'just this host[:port]' }),
+  endpoint: host.optional().meta({ description: 'just this host[:port] (one page)' }),
   since: z.string().optional().meta({ description: 'an ISO date, or a duration ago such as 24h' }),
+  ...endpointPageFields,
 });
 
 export const endpointParams = z.object({
@@ -291,6 +304,9 @@ export const endpointsSchema = z.array(
     .meta({ id: 'Endpoint', description: 'What `redeliver endpoints --json` prints, one per endpoint.' }),
 );
 
+const nextCursor = z.string().nullable().meta({ description: 'null on the last page' });
+export const endpointPageSchema = z.object({ endpoints: endpointsSchema, nextCursor }).meta({ id: 'EndpointPage' });
+
 export const endpointControlSchema = z
   .object({
     endpoint: z.string().meta({ description: 'host[:port]' }),
@@ -338,6 +354,8 @@ export const downtimeSchema = z.array(
     })
     .meta({ id: 'EndpointDowntime', description: 'What `redeliver downtime --json` prints, one per endpoint.' }),
 );
+
+export const downtimePageSchema = z.object({ downtime: downtimeSchema, nextCursor }).meta({ id: 'DowntimePage' });
 
 export const subscriptionStartedSchema = z
   .object({

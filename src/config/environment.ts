@@ -136,6 +136,13 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     default: '`off`',
   },
   {
+    name: 'REDELIVER_ENDPOINT_TIMEOUT_FLOOR',
+    readBy: ['worker'],
+    meaning:
+      "attempts that time out under a `target.timeout` their producer chose below this are the producer's failure: they count for the delivery, not against the endpoint's health, breaker or auto-disable (`1s`, `500ms`; `0`: every timeout counts)",
+    default: '`1s`',
+  },
+  {
     name: 'REDELIVER_ENDPOINT_HEALTH',
     readBy: ['worker'],
     meaning: "report attempts to each endpoint's workflow (health, downtime, the budget's share per worker): `true` / `false`",

@@ -3,6 +3,7 @@ import type { LogLevel } from '@temporalio/worker';
 import { readKeyRing, type KeyRing } from '../encryption/keys';
 import { DEFAULT_RETRY_BUDGET, type RetryBudgetOptions } from '../endpoints/budget';
 import { checkSettingsChange, limitsOf, NO_LIMITS, type EndpointLimits, type EndpointSettings } from '../endpoints/controls';
+import { DEFAULT_TIMEOUT_FLOOR_MS } from '../endpoints/health';
 import { parseDuration } from '../policy/duration';
 import { TRACES_EXPORTERS, type TracesExporter } from '../telemetry/tracing';
 import { AddressGuard } from '../transports/address-guard';
@@ -17,6 +18,8 @@ import { DEFAULT_TASK_QUEUE } from '../delivery/ids';
 export { DEFAULT_TASK_QUEUE };
 export const DEFAULT_MAX_CONCURRENT_ATTEMPTS = 200;
 export const DEFAULT_SHUTDOWN_GRACE_MS = 20_000;
+/** A floor above the longest timeout a delivery may have (5 min) would exempt every timeout. */
+const MAX_TIMEOUT_FLOOR_MS = 300_000;
 export const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
 
 /** What a Redeliver made on an application's own Client takes from the environment: no connection settings. */
@@ -58,6 +61,8 @@ export interface WorkerSettings extends ClientSettings, RuntimeSettings {
   endpointLimits: EndpointLimits;
   /** Report attempts to each endpoint's workflow (health, downtime, the budget's share per worker). */
   endpointHealth: boolean;
+  /** Timeouts a producer chose below this (ms) do not count against the endpoint (endpoints/health.ts); 0: all do. */
+  endpointTimeoutFloorMs: number;
   /** Where operational events go, signed (docs/endpoint-health.md); null: nowhere. */
   operatorEvents: OperatorEvents | null;
 }
@@ -120,6 +125,7 @@ export function workerSettingsFromEnv(env: Environment = process.env): WorkerSet
     retryBudget: DEFAULT_RETRY_BUDGET,
     endpointLimits: readEndpointLimits(reader),
     endpointHealth: true,
+    endpointTimeoutFloorMs: readTimeoutFloor(reader),
     operatorEvents: readOperatorEvents(reader, signingSecretsFromEnvironment(reader.env)),
   };
   const workflowTasks = reader.positiveInt('REDELIVER_MAX_CONCURRENT_WORKFLOW_TASKS');
@@ -145,6 +151,18 @@ export function readShutdownGrace(reader: EnvReader): number {
     `must be a duration such as 20s or 1m (a bare number is ms), got ${JSON.stringify(shutdownGrace)}`,
   );
   return DEFAULT_SHUTDOWN_GRACE_MS;
+}
+
+/** REDELIVER_ENDPOINT_TIMEOUT_FLOOR: a duration, 0 for none. */
+function readTimeoutFloor(reader: EnvReader): number {
+  const raw = reader.string('REDELIVER_ENDPOINT_TIMEOUT_FLOOR');
+  const ms = raw === undefined ? DEFAULT_TIMEOUT_FLOOR_MS : parseDuration(raw);
+  if (ms !== undefined && ms >= 0 && ms <= MAX_TIMEOUT_FLOOR_MS) return ms;
+  reader.problem(
+    'REDELIVER_ENDPOINT_TIMEOUT_FLOOR',
+    `must be a duration from 0 to 5m such as 1s or 500ms (a bare number is ms), got ${JSON.stringify(raw)}`,
+  );
+  return DEFAULT_TIMEOUT_FLOOR_MS;
 }
 
 /** A client's settings, each bad variable a problem of `reader`'s (the bridge adds its own: config/bridge.ts). */

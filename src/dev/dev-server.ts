@@ -30,6 +30,18 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Task-queue fairness (Temporal 1.32): deliveries carry their tenant as the fairness key (delivery-start.ts),
+ * and with these the server dispatches each tenant's backlog in turn instead of first come first served, so a
+ * tenant's flood of failing attempts does not queue another tenant's behind it (docs/threat-model.md).
+ */
+export const FAIRNESS_SETTINGS = [
+  'matching.useNewMatcher=true',
+  'matching.enableFairness=true',
+  'matching.numTaskqueueReadPartitions=1',
+  'matching.numTaskqueueWritePartitions=1',
+];
+
 /** Starts `temporal server start-dev` (installing the CLI first if needed) and waits until it answers. */
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   const port = options.port ?? 7233;
@@ -44,6 +56,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     args.push('--db-filename', options.dbFile);
   }
   for (const pragma of options.sqlitePragmas ?? []) args.push('--sqlite-pragma', pragma);
+  for (const setting of FAIRNESS_SETTINGS) args.push('--dynamic-config-value', setting);
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${searchAttributeTypeName(key.type)}`);
 
   const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });

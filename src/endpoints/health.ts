@@ -36,6 +36,24 @@ export interface HealthLedger {
  * a single 503 among successes is a glitch, not a state (the state would flap, and the UI filter mean little).
  */
 export const FAILING_AFTER = 3;
+
+/**
+ * A timeout the producer chose below this (ms) is the producer's failure, not the endpoint's: an attempt it
+ * ended says nothing of the endpoint, so the endpoint's health, downtime, breaker and auto-disable do not
+ * hear of it (the delivery still counts it). A worker setting: REDELIVER_ENDPOINT_TIMEOUT_FLOOR.
+ */
+export const DEFAULT_TIMEOUT_FLOOR_MS = 1_000;
+
+/**
+ * The codes of an attempt its own timeout ended: no answer, no connection (the attempt's deadline ends the connect
+ * first: `net-ETIMEDOUT`), no PUBACK. Within a timeout below the floor, none can come from anywhere else.
+ */
+const TIMEOUT_CODES: ReadonlySet<string> = new Set(['timeout', 'net-ETIMEDOUT', 'mqtt-no-puback']);
+
+/** Whether an attempt that ended `outcome` under the producer's timeout of `timeoutMs` timed out below the floor. */
+export function producersTimeout(outcome: Pick<AttemptOutcome, 'code'>, timeoutMs: number, floorMs: number): boolean {
+  return timeoutMs < floorMs && TIMEOUT_CODES.has(outcome.code);
+}
 export const FAILING_AFTER_MS = 5_000;
 
 export interface EndpointHealth {

@@ -360,7 +360,9 @@ describe('tenant isolation', () => {
     // the same requests with A's key found what B's did not
     expect((await api.call('GET', `/v1/deliveries/${idPath(waiting)}`, KEYS.a)).json.state).toBe('waiting');
     const endpoint = new URL(env.receiver.url).host;
-    expect((await api.call('GET', '/v1/endpoints', KEYS.a)).json.map((e: { endpoint: string }) => e.endpoint)).toContain(endpoint);
+    expect((await api.call('GET', '/v1/endpoints', KEYS.a)).json.endpoints.map((e: { endpoint: string }) => e.endpoint)).toContain(
+      endpoint,
+    );
     expect((await api.call('GET', `/v1/subscriptions/${sub}`, KEYS.a)).json.tenant).toBe(A);
     expect((await api.call('POST', `/v1/subscriptions/${sub}/stop`, KEYS.a, { reason: 'done' })).json.outcome).toBe('stopped');
     await api.call('POST', `/v1/deliveries/${idPath(waiting)}/cancel`, KEYS.a);

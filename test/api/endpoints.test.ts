@@ -218,3 +218,53 @@ test('no worker to apply a change: 503 with Retry-After, saying so, within the w
     await connection.close();
   }
 });
+
+test('GET /v1/endpoints and /v1/downtime page: at most `limit` endpoints a page, every endpoint once across the pages', async () => {
+  const hosts = await Promise.all(
+    Array.from({ length: 5 }, async () => {
+      const e = await newEndpoint();
+      // the endpoint's workflow starts with its first setting: listed as any endpoint a worker reported
+      await h.redeliver.endpoint(e.host).set({ rate: '100/s' });
+      return e.host;
+    }),
+  );
+  const pages = async (route: string, items: string, limit: number) => {
+    const seen: string[] = [];
+    const sizes: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const answer = await api.call('GET', `${route}?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, KEYS.all);
+      expect(answer.status).toBe(200);
+      const page = answer.json as Record<string, { endpoint: string }[]> & { nextCursor: string | null };
+      sizes.push(page[items]!.length);
+      seen.push(...page[items]!.map((e) => e.endpoint));
+      cursor = page.nextCursor;
+    } while (cursor);
+    return { seen, sizes };
+  };
+  // visibility lists new workflows within a few seconds
+  await waitFor(
+    () => pages('/v1/endpoints', 'endpoints', 100),
+    ({ seen }) => hosts.every((host) => seen.includes(host)),
+    20_000,
+    'the endpoints listed',
+  );
+
+  for (const [route, items] of [
+    ['/v1/endpoints', 'endpoints'],
+    ['/v1/downtime', 'downtime'],
+  ] as const) {
+    const { seen, sizes } = await pages(route, items, 2);
+    expect(sizes.every((n) => n <= 2)).toBe(true);
+    expect(sizes.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toEqual(expect.arrayContaining(hosts));
+  }
+  for (const limit of ['0', '101', 'many'])
+    expect((await api.call('GET', `/v1/endpoints?limit=${limit}`, KEYS.all)).json.problems).toEqual([
+      { field: 'limit', message: 'must be a whole number from 1 to 100' },
+    ]);
+  expect((await api.call('GET', '/v1/downtime?cursor=not-a-cursor', KEYS.all)).json.problems).toEqual([
+    { field: 'cursor', message: 'is not the nextCursor of a page of this listing' },
+  ]);
+});

@@ -378,6 +378,17 @@ describe('endpoint limits: a default for every endpoint without its own', () => 
   });
 });
 
+describe("the endpoint's timeout floor: shorter timeouts a producer chose are the producer's failure", () => {
+  test('1 s by default, a duration, 0 for none; a bad one is named', () => {
+    expect(workerSettingsFromEnv(env({})).endpointTimeoutFloorMs).toBe(1_000);
+    expect(workerSettingsFromEnv(env({ REDELIVER_ENDPOINT_TIMEOUT_FLOOR: '250ms' })).endpointTimeoutFloorMs).toBe(250);
+    expect(workerSettingsFromEnv(env({ REDELIVER_ENDPOINT_TIMEOUT_FLOOR: '0' })).endpointTimeoutFloorMs).toBe(0);
+    expect(problemsOf(() => workerSettingsFromEnv(env({ REDELIVER_ENDPOINT_TIMEOUT_FLOOR: '1h' })))).toEqual([
+      'REDELIVER_ENDPOINT_TIMEOUT_FLOOR: must be a duration from 0 to 5m such as 1s or 500ms (a bare number is ms), got "1h"',
+    ]);
+  });
+});
+
 describe('validated at start', () => {
   test('createWorker refuses a bad environment before it connects anywhere', async () => {
     await expect(createWorker({ env: env({ TEMPORAL_ADDRESS: 'nowhere', REDELIVER_ALLOW_ADDRESSES: 'lan' }) })).rejects.toThrow(

@@ -1,4 +1,4 @@
-import { healthAt, openHealth, recordHealth, RECOVERY_MS } from '../../src/endpoints/health';
+import { DEFAULT_TIMEOUT_FLOOR_MS, healthAt, openHealth, producersTimeout, recordHealth, RECOVERY_MS } from '../../src/endpoints/health';
 import { endpointDowntimeReport, openEndpointLedger, recordOutcomes } from '../../src/endpoints/downtime';
 import { addToTimeline } from '../../src/endpoints/timeline';
 import type { AttemptOutcome } from '../../src/endpoints/types';
@@ -58,4 +58,15 @@ test('a reported run of attempts that ended alike counts as that many', () => {
     { second: T0 / 1000, ok: 0, failed: 40 },
     { second: T0 / 1000 + 70, ok: 2, failed: 0 },
   ]);
+});
+
+test("a timeout the producer chose below the floor is the producer's failure; any other failure, or a longer timeout, the endpoint's", () => {
+  const failed = (code: string) => ({ code });
+  for (const code of ['timeout', 'net-ETIMEDOUT', 'mqtt-no-puback']) {
+    expect(producersTimeout(failed(code), 1, DEFAULT_TIMEOUT_FLOOR_MS)).toBe(true);
+    expect(producersTimeout(failed(code), DEFAULT_TIMEOUT_FLOOR_MS, DEFAULT_TIMEOUT_FLOOR_MS)).toBe(false);
+    expect(producersTimeout(failed(code), 1, 0)).toBe(false);
+  }
+  for (const code of ['http-503', 'net-ECONNREFUSED', 'net-ECONNRESET'])
+    expect(producersTimeout(failed(code), 1, DEFAULT_TIMEOUT_FLOOR_MS)).toBe(false);
 });

@@ -1,4 +1,5 @@
 import type { SearchAttributePair } from '@temporalio/common';
+import { deliveryStart, fairnessKeyOf } from '../../src/delivery-start';
 import { validateDelivery } from '../../src/validation/delivery';
 import { validateSubscription } from '../../src/validation/subscription';
 import { SEARCH_ATTRIBUTES } from '../../src/workflows/definitions';
@@ -68,4 +69,14 @@ test('every search attribute a start sets is one the namespace registers (a star
     ...endpointStartOptions('api.example.com', 'redeliver').typedSearchAttributes,
   ];
   for (const { key } of used) expect(registered).toContain(key.name);
+});
+
+test("a delivery's workflow carries its tenant as the task queue's fairness key, within Temporal's 64 bytes", () => {
+  expect(deliveryStart(delivery, { taskQueue: 'redeliver', reuse: 'REJECT_DUPLICATE' }).priority).toEqual({ fairnessKey: 'acme' });
+  const long = 't'.repeat(100);
+  const [a, b] = [fairnessKeyOf(`${long}-a`), fairnessKeyOf(`${long}-b`)];
+  expect(a.length).toBeLessThanOrEqual(64);
+  expect(a).not.toBe(b);
+  expect(fairnessKeyOf(`${long}-a`)).toBe(a);
+  expect(fairnessKeyOf('t'.repeat(64))).toBe('t'.repeat(64));
 });
