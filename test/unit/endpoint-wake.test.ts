@@ -5,7 +5,7 @@ import { nextWake, type TimedChanges } from '../../src/endpoints/wake';
 const T0 = Date.parse('2026-11-21T12:00:00Z');
 const IDLE = 30 * 24 * 3600_000;
 const ok = (s: number): AttemptOutcome => ({ at: T0 + s * 1000, ok: true, class: 'success', code: 'http-202' });
-const down = (s: number): AttemptOutcome => ({ at: T0 + s * 1000, ok: false, class: 'unsent', code: 'connection-refused' });
+const down = (s: number): AttemptOutcome => ({ at: T0 + s * 1000, ok: false, class: 'connection', code: 'ECONNREFUSED' });
 const changes = (health: HealthLedger, over: Partial<TimedChanges> = {}): TimedChanges => ({
   settledAt: null,
   health,
