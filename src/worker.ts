@@ -71,6 +71,12 @@ export interface RedeliverWorkerOptions {
   /** Report attempts to each endpoint's workflow: health, downtime, and the budget's share per worker. Default $REDELIVER_ENDPOINT_HEALTH, else true. */
   endpointHealth?: boolean;
   /**
+   * Distinct endpoints one tenant's attempts may open endpoint workflows for within 10 minutes (this worker);
+   * beyond it their reports reach only workflows already running; `null` for no bound. Default
+   * $REDELIVER_MAX_ENDPOINTS_PER_TENANT, else 100 (docs/endpoint-health.md, "Endpoint workflows per tenant").
+   */
+  maxEndpointsPerTenant?: number | null;
+  /**
    * Where MQTT targets' credentials come from, by the name a target gives: a secret store of the
    * application's. Each is still sent only to the brokers it is bound to. Default: the environment
    * (REDELIVER_MQTT_CREDENTIALS_<NAME>, REDELIVER_MQTT_CREDENTIALS_FILE), read at connect time.
@@ -122,6 +128,7 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   if (keys && bundlePath) await checkBundleEncrypts(bundlePath);
   const tracing = await tracingOf(options, settings, bundlePath);
   const guard = guardOf(options.allowAddresses, settings);
+  const maxEndpointsPerTenant = maxEndpointsPerTenantOf(options.maxEndpointsPerTenant, settings);
   const http = createHttpAgent({ allow: guard });
   // MQTT brokers go through the same SSRF guard; credentials come from the environment checked above (README, "MQTT credentials")
   const mqtt = createMqttPool({ allow: guard, credentials: options.mqttCredentials ?? credentialsFromEnvironment(env) });
@@ -137,7 +144,10 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   const budget = budgetOptions && new RetryBudget(budgetOptions);
   const reporter =
     (options.endpointHealth ?? settings.endpointHealth)
-      ? new EndpointReporter(client, taskQueue, { budget: budgetOptions || 'off' })
+      ? new EndpointReporter(client, taskQueue, {
+          budget: budgetOptions || 'off',
+          maxEndpointsPerTenant,
+        })
       : null;
   const limits = options.endpointLimits === undefined ? settings.endpointLimits : options.endpointLimits;
   const controls = limits && new ControlCache(client, taskQueue);
@@ -227,6 +237,14 @@ function operatorEventsOf(
   const problems = option ? operatorEventsProblems(option, signing) : [];
   if (problems.length) throw new ConfigError(problems);
   return option;
+}
+
+function maxEndpointsPerTenantOf(option: number | null | undefined, settings: WorkerSettings): number | null {
+  if (option === undefined) return settings.maxEndpointsPerTenant;
+  if (option === null || (Number.isInteger(option) && option > 0)) return option;
+  throw new ConfigError([
+    { variable: 'maxEndpointsPerTenant', message: `must be a whole number above 0 or null, got ${JSON.stringify(option)}` },
+  ]);
 }
 
 function guardOf(allow: RedeliverWorkerOptions['allowAddresses'], settings: WorkerSettings): AddressGuard {

@@ -68,7 +68,12 @@ export type AttemptResult = ({ ok: true } & AttemptSuccess) | ({ ok: false } & A
 
 /** Hears of every attempt sent: endpoint health (activities/endpoint-reporter.ts), and tests that follow attempts in server time. */
 export interface AttemptListener {
-  attempted(endpoint: string, outcome: AttemptOutcome, attempt: { deliveryId: string; attempt: number; startedAt: number }): void;
+  /** `attempt.tenant`: whose delivery it was (the endpoint reporter bounds the endpoint workflows each tenant opens). */
+  attempted(
+    endpoint: string,
+    outcome: AttemptOutcome,
+    attempt: { deliveryId: string; attempt: number; startedAt: number; tenant: string },
+  ): void;
 }
 
 /**
@@ -125,7 +130,7 @@ function exchangeAndClassify(deps: DeliverDeps) {
           // what a replay of the endpoint's outages needs: what arrived, and which attempts were retries
           ...(attempt === 1 ? { arrival: arrivalProfile(delivery.kind, delivery.policy, startedAt) } : { retry: true }),
         },
-        { deliveryId: delivery.deliveryId, attempt, startedAt },
+        { deliveryId: delivery.deliveryId, attempt, startedAt, tenant: delivery.tenant },
       );
       if (c.class === 'success') return { ok: true, code: c.code, reason: c.reason, durationMs };
       return { ok: false, ...c, durationMs };
