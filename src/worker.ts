@@ -14,7 +14,7 @@ import { encryptingDataConverter } from './encryption/data-converter';
 import type { KeyRing } from './encryption/keys';
 import { RetryBudget, type RetryBudgetOptions } from './endpoints/budget';
 import { Breaker } from './activities/breaker';
-import { ControlCache } from './activities/control-cache';
+import { CONTROL_TTL_MS, ControlCache } from './activities/control-cache';
 import { EndpointReporter } from './activities/endpoint-reporter';
 import { EndpointAdmission } from './activities/admission';
 import type { EndpointLimits } from './endpoints/controls';
@@ -100,6 +100,11 @@ export interface RedeliverWorkerOptions {
    * and $REDELIVER_OPERATOR_SIGNING_SECRET, else nowhere.
    */
   operatorEvents?: OperatorEvents | null;
+  /**
+   * How long the worker uses what it read of an endpoint's control (limits, pause, disable) before an attempt
+   * reads it again: a control applies to every attempt that starts this long after it returned. Default 2 s.
+   */
+  controlTtlMs?: number;
   /** Hears of every attempt this worker sends (endpoint, outcome, delivery and attempt number), besides endpoint health. */
   attemptListener?: AttemptListener;
   /** Settings already read with workerSettingsFromEnv (the CLI reads them once); default: read from `env`. */
@@ -129,6 +134,7 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   const tracing = await tracingOf(options, settings, bundlePath);
   const guard = guardOf(options.allowAddresses, settings);
   const maxEndpointsPerTenant = maxEndpointsPerTenantOf(options.maxEndpointsPerTenant, settings);
+  const controlTtl = controlTtlOf(options.controlTtlMs);
   const http = createHttpAgent({ allow: guard });
   // MQTT brokers go through the same SSRF guard; credentials come from the environment checked above (README, "MQTT credentials")
   const mqtt = createMqttPool({ allow: guard, credentials: options.mqttCredentials ?? credentialsFromEnvironment(env) });
@@ -150,7 +156,7 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
         })
       : null;
   const limits = options.endpointLimits === undefined ? settings.endpointLimits : options.endpointLimits;
-  const controls = limits && new ControlCache(client, taskQueue);
+  const controls = limits && new ControlCache(client, taskQueue, controlTtl);
   // the breaker hears of every attempt as the reporter does: it sees a failing endpoint before its workflow does
   const breaker = controls && new Breaker(reporter?.identity ?? 'this worker');
   const admission = controls && admissionOf(limits!, controls, breaker!, reporter);
@@ -245,6 +251,12 @@ function maxEndpointsPerTenantOf(option: number | null | undefined, settings: Wo
   throw new ConfigError([
     { variable: 'maxEndpointsPerTenant', message: `must be a whole number above 0 or null, got ${JSON.stringify(option)}` },
   ]);
+}
+
+function controlTtlOf(option: number | undefined): number {
+  if (option === undefined) return CONTROL_TTL_MS;
+  if (Number.isFinite(option) && option >= 0) return option;
+  throw new ConfigError([{ variable: 'controlTtlMs', message: `must be a number of ms from 0, got ${JSON.stringify(option)}` }]);
 }
 
 function guardOf(allow: RedeliverWorkerOptions['allowAddresses'], settings: WorkerSettings): AddressGuard {
