@@ -14,7 +14,7 @@ import { encryptingDataConverter } from './encryption/data-converter';
 import type { KeyRing } from './encryption/keys';
 import { RetryBudget, type RetryBudgetOptions } from './endpoints/budget';
 import { Breaker } from './activities/breaker';
-import { ControlCache } from './activities/control-cache';
+import { CONTROL_TTL_MS, ControlCache } from './activities/control-cache';
 import { EndpointReporter } from './activities/endpoint-reporter';
 import { EndpointAdmission } from './activities/admission';
 import type { EndpointLimits } from './endpoints/controls';
@@ -72,6 +72,12 @@ export interface RedeliverWorkerOptions {
   /** Report attempts to each endpoint's workflow: health, downtime, and the budget's share per worker. Default $REDELIVER_ENDPOINT_HEALTH, else true. */
   endpointHealth?: boolean;
   /**
+   * Distinct endpoints one tenant's attempts may open endpoint workflows for within 10 minutes (this worker);
+   * beyond it their reports reach only workflows already running; `null` for no bound. Default
+   * $REDELIVER_MAX_ENDPOINTS_PER_TENANT, else 100 (docs/endpoint-health.md, "Endpoint workflows per tenant").
+   */
+  maxEndpointsPerTenant?: number | null;
+  /**
    * Where MQTT targets' credentials come from, by the name a target gives: a secret store of the
    * application's. Each is still sent only to the brokers it is bound to. Default: the environment
    * (REDELIVER_MQTT_CREDENTIALS_<NAME>, REDELIVER_MQTT_CREDENTIALS_FILE), read at connect time.
@@ -101,6 +107,11 @@ export interface RedeliverWorkerOptions {
    * $REDELIVER_ENDPOINT_TIMEOUT_FLOOR, else 1 s; 0: every timeout counts against the endpoint.
    */
   endpointTimeoutFloor?: number;
+  /**
+   * How long the worker uses what it read of an endpoint's control (limits, pause, disable) before an attempt
+   * reads it again: a control applies to every attempt that starts this long after it returned. Default 2 s.
+   */
+  controlTtlMs?: number;
   /** Hears of every attempt this worker sends (endpoint, outcome, delivery and attempt number), besides endpoint health. */
   attemptListener?: AttemptListener;
   /** Settings already read with workerSettingsFromEnv (the CLI reads them once); default: read from `env`. */
@@ -129,6 +140,8 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   if (keys && bundlePath) await checkBundleEncrypts(bundlePath);
   const tracing = await tracingOf(options, settings, bundlePath);
   const guard = guardOf(options.allowAddresses, settings);
+  const maxEndpointsPerTenant = maxEndpointsPerTenantOf(options.maxEndpointsPerTenant, settings);
+  const controlTtl = controlTtlOf(options.controlTtlMs);
   const http = createHttpAgent({ allow: guard });
   // MQTT brokers go through the same SSRF guard; credentials come from the environment checked above (README, "MQTT credentials")
   const mqtt = createMqttPool({ allow: guard, credentials: options.mqttCredentials ?? credentialsFromEnvironment(env) });
@@ -144,10 +157,13 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   const budget = budgetOptions && new RetryBudget(budgetOptions);
   const reporter =
     (options.endpointHealth ?? settings.endpointHealth)
-      ? new EndpointReporter(client, taskQueue, { budget: budgetOptions || 'off' })
+      ? new EndpointReporter(client, taskQueue, {
+          budget: budgetOptions || 'off',
+          maxEndpointsPerTenant,
+        })
       : null;
   const limits = options.endpointLimits === undefined ? settings.endpointLimits : options.endpointLimits;
-  const controls = limits && new ControlCache(client, taskQueue);
+  const controls = limits && new ControlCache(client, taskQueue, controlTtl);
   // the breaker hears of every attempt as the reporter does: it sees a failing endpoint before its workflow does
   const breaker = controls && new Breaker(reporter?.identity ?? 'this worker');
   const admission = controls && admissionOf(limits!, controls, breaker!, reporter);
@@ -235,6 +251,20 @@ function operatorEventsOf(
   const problems = option ? operatorEventsProblems(option, signing) : [];
   if (problems.length) throw new ConfigError(problems);
   return option;
+}
+
+function maxEndpointsPerTenantOf(option: number | null | undefined, settings: WorkerSettings): number | null {
+  if (option === undefined) return settings.maxEndpointsPerTenant;
+  if (option === null || (Number.isInteger(option) && option > 0)) return option;
+  throw new ConfigError([
+    { variable: 'maxEndpointsPerTenant', message: `must be a whole number above 0 or null, got ${JSON.stringify(option)}` },
+  ]);
+}
+
+function controlTtlOf(option: number | undefined): number {
+  if (option === undefined) return CONTROL_TTL_MS;
+  if (Number.isFinite(option) && option >= 0) return option;
+  throw new ConfigError([{ variable: 'controlTtlMs', message: `must be a number of ms from 0, got ${JSON.stringify(option)}` }]);
 }
 
 function guardOf(allow: RedeliverWorkerOptions['allowAddresses'], settings: WorkerSettings): AddressGuard {

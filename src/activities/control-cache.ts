@@ -4,7 +4,7 @@ import { CONTROL_MEMO, type EndpointControl } from '../endpoints/controls';
 
 /** How long a worker uses what it read of an endpoint's control before it reads it again. */
 export const CONTROL_TTL_MS = 2_000;
-/** How long the first read may take before the worker goes on with the defaults (Temporal slow or away). */
+/** How long a read an attempt waits for may take before it goes on with what was known (Temporal slow or away). */
 const READ_DEADLINE_MS = 5_000;
 
 interface Entry {
@@ -16,12 +16,14 @@ interface Entry {
 }
 
 /**
- * A worker's copy of each endpoint's control (its own limits), read from the memo of the endpoint's workflow
- * (DescribeWorkflowExecution: the server answers from its store, the workflow is not asked, so however many
- * workers read, a busy endpoint workflow does not get busier). Attempts wait only for the first read of
- * their endpoint: after that they take what is known and a read in the background brings it up to date
- * every CONTROL_TTL_MS, so a change reaches every worker within a few seconds. An endpoint without a
- * workflow has no control: the defaults apply; a read that fails keeps what was known.
+ * A worker's copy of each endpoint's control (its own limits, its mode), read from the memo of the endpoint's
+ * workflow (DescribeWorkflowExecution: the server answers from its store, the workflow is not asked, so however
+ * many workers read, a busy endpoint workflow does not get busier). A copy older than the time to live is read
+ * again before an attempt uses it, so a pause, disable or enable applies to every attempt that starts more than
+ * `ttlMs` after it returned, however long the endpoint was quiet (issue 31: a copy a minute old let an attempt go
+ * 10 s after a pause). A busy endpoint's copy is read again in the background once it is half that old, so its
+ * attempts seldom wait for a read. An endpoint without a workflow has no control: the defaults apply; a read
+ * that fails keeps what was known.
  */
 export class ControlCache {
   private readonly entries = new Map<string, Entry>();
@@ -30,6 +32,7 @@ export class ControlCache {
     private readonly client: Client,
     private readonly taskQueue: string,
     private readonly ttlMs = CONTROL_TTL_MS,
+    private readonly now: () => number = Date.now,
   ) {}
 
   async get(endpoint: string): Promise<EndpointControl | undefined> {
@@ -38,8 +41,9 @@ export class ControlCache {
       entry = { control: undefined, readAt: 0, known: false };
       this.entries.set(endpoint, entry);
     }
-    if (!entry.known) await this.read(endpoint, entry);
-    else if (Date.now() - entry.readAt > this.ttlMs) void this.read(endpoint, entry);
+    const age = this.now() - entry.readAt;
+    if (!entry.known || age > this.ttlMs) await this.read(endpoint, entry);
+    else if (age > this.ttlMs / 2) void this.read(endpoint, entry);
     return entry.control;
   }
 
@@ -51,7 +55,7 @@ export class ControlCache {
 
   private read(endpoint: string, entry: Entry, again = false): Promise<void> {
     if (entry.reading && !again) return entry.reading;
-    entry.readAt = Date.now();
+    entry.readAt = this.now();
     const reading = this.client
       .withDeadline(Date.now() + READ_DEADLINE_MS, () =>
         this.client.workflow.getHandle(endpointWorkflowId(endpoint, this.taskQueue)).describe(),

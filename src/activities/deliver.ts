@@ -69,11 +69,14 @@ export type AttemptResult = ({ ok: true } & AttemptSuccess) | ({ ok: false } & A
 
 /** Hears of every attempt sent: endpoint health (activities/endpoint-reporter.ts), and tests that follow attempts in server time. */
 export interface AttemptListener {
-  /** `timeoutMs`: the attempt's timeout as the delivery's producer chose it (`target.timeout`). */
+  /**
+   * `timeoutMs`: the attempt's timeout as the delivery's producer chose it (`target.timeout`); `tenant`: whose
+   * delivery it was (the endpoint reporter bounds the endpoint workflows each tenant opens).
+   */
   attempted(
     endpoint: string,
     outcome: AttemptOutcome,
-    attempt: { deliveryId: string; attempt: number; startedAt: number; timeoutMs: number },
+    attempt: { deliveryId: string; attempt: number; startedAt: number; timeoutMs: number; tenant: string },
   ): void;
 }
 
@@ -131,7 +134,7 @@ function exchangeAndClassify(deps: DeliverDeps) {
           // what a replay of the endpoint's outages needs: what arrived, and which attempts were retries
           ...(attempt === 1 ? { arrival: arrivalProfile(delivery.kind, delivery.policy, startedAt) } : { retry: true }),
         },
-        { deliveryId: delivery.deliveryId, attempt, startedAt, timeoutMs: delivery.target.timeout },
+        { deliveryId: delivery.deliveryId, attempt, startedAt, timeoutMs: delivery.target.timeout, tenant: delivery.tenant },
       );
       if (c.class === 'success') return { ok: true, code: c.code, reason: c.reason, durationMs };
       return { ok: false, ...c, durationMs };

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { endpointReportSignal } from '../workflows/definitions';
 import type { endpointWorkflow } from '../workflows/endpoint';
 import { endpointStartOptions } from '../workflows/start-options';
 import { sameProfile } from '../endpoints/recording';
 import { mergeTally } from '../endpoints/operational-events';
+import { DEFAULT_MAX_ENDPOINTS_PER_TENANT } from '../config/settings';
 import type {
   AttemptOutcome,
   DeadLetterOutcome,
@@ -23,8 +24,12 @@ const MAX_BUFFERED = 10_000;
 const REPORT_DEADLINE_MS = 5_000;
 /** How often a worker counts the workers on its task queue (its share of every endpoint's budget). */
 const SHARE_EVERY_MS = 10_000;
+/** A report that could not open its endpoint's workflow and found none: the next ones are dropped for this long, unasked. */
+const ABSENT_RECHECK_MS = 10_000;
 /** An endpoint with nothing to report for this long is forgotten. */
 const FORGET_MS = 60_000;
+/** The distinct endpoints a tenant's attempts open workflows for are counted over this window (REDELIVER_MAX_ENDPOINTS_PER_TENANT). */
+export const TENANT_ENDPOINTS_WINDOW_MS = 10 * 60_000;
 
 interface Buffer {
   outcomes: AttemptOutcome[];
@@ -35,6 +40,10 @@ interface Buffer {
   deadLetters?: DeadLetterTally;
   /** When this worker last had something to report about the endpoint. */
   activeAt: number;
+  /** An attempt of a tenant within its bound went to it: a report may start its workflow (else it only reaches one that runs). */
+  opens: boolean;
+  /** Its workflow was not found by a report that could not start it: reports are dropped until then. */
+  absentUntil?: number;
 }
 
 /**
@@ -55,23 +64,41 @@ export class EndpointReporter {
   private workers = 1;
   /** Outcomes dropped because Temporal could not be reached for long. */
   dropped = 0;
+  /** Outcomes not reported: their endpoint has no workflow, and their tenant had opened its bound of them (REDELIVER_MAX_ENDPOINTS_PER_TENANT). */
+  unopened = 0;
+  /** Per tenant, the endpoints its attempts opened workflows for in the window, and when each was last attempted. */
+  private readonly tenants = new Map<string, Map<string, number>>();
+  private readonly maxEndpointsPerTenant: number | null;
 
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
-    options: { identity?: string; flushMs?: number; budget?: ReportedBudget } = {},
+    options: {
+      identity?: string;
+      flushMs?: number;
+      budget?: ReportedBudget;
+      /** Distinct endpoints one tenant's attempts may open workflows for within TENANT_ENDPOINTS_WINDOW_MS; null: no bound. */
+      maxEndpointsPerTenant?: number | null;
+    } = {},
   ) {
     this.identity = options.identity ?? `${process.pid}@${hostname()}/${randomUUID().slice(0, 8)}`;
     this.flushMs = options.flushMs ?? 1_000;
     this.budget = options.budget;
+    this.maxEndpointsPerTenant =
+      options.maxEndpointsPerTenant === undefined ? DEFAULT_MAX_ENDPOINTS_PER_TENANT : options.maxEndpointsPerTenant;
   }
 
   private readonly flushMs: number;
   /** The retry budget this worker runs with, told to each endpoint: a replay of its outages starts from it. */
   private readonly budget: ReportedBudget | undefined;
 
-  attempted(endpoint: string, outcome: AttemptOutcome): void {
+  /** An attempt's outcome; `tenant`: whose delivery it was (none: the endpoint's workflow may be started for it). */
+  attempted(endpoint: string, outcome: AttemptOutcome, attempt?: { tenant?: string }): void {
     const b = this.buffer(endpoint);
+    if (!b.opens && this.opensFor(attempt?.tenant, endpoint)) {
+      b.opens = true;
+      b.absentUntil = undefined;
+    }
     // attempts that end alike within a second travel as one, with a count: reports stay small
     const last = b.outcomes[b.outcomes.length - 1];
     if (
@@ -91,6 +118,24 @@ export class EndpointReporter {
       this.dropped += b.outcomes.length - MAX_BUFFERED;
       b.outcomes.splice(0, b.outcomes.length - MAX_BUFFERED);
     }
+  }
+
+  /**
+   * Whether `tenant`'s attempt may open the endpoint's workflow: one of the distinct endpoints its attempts went to
+   * within the window, up to its bound. Beyond it the attempts still go; their reports only reach a workflow that runs.
+   */
+  private opensFor(tenant: string | undefined, endpoint: string): boolean {
+    const max = this.maxEndpointsPerTenant;
+    if (tenant === undefined || max === null) return true;
+    const now = Date.now();
+    let seen = this.tenants.get(tenant);
+    if (!seen) this.tenants.set(tenant, (seen = new Map()));
+    if (!seen.has(endpoint) && seen.size >= max) {
+      for (const [e, at] of seen) if (now - at > TENANT_ENDPOINTS_WINDOW_MS) seen.delete(e);
+      if (seen.size >= max) return false;
+    }
+    seen.set(endpoint, now);
+    return true;
   }
 
   heldBack(endpoint: string): void {
@@ -170,56 +215,77 @@ export class EndpointReporter {
 
   private buffer(endpoint: string): Buffer {
     let b = this.endpoints.get(endpoint);
-    if (!b) this.endpoints.set(endpoint, (b = { outcomes: [], heldBack: 0, ended: [], late: [], activeAt: Date.now() }));
+    if (!b) this.endpoints.set(endpoint, (b = { outcomes: [], heldBack: 0, ended: [], late: [], activeAt: Date.now(), opens: false }));
     b.activeAt = Date.now();
     return b;
   }
 
   private async send(): Promise<void> {
-    await Promise.all(
-      [...this.endpoints].map(async ([endpoint, b]) => {
-        if (b.outcomes.length === 0 && b.heldBack === 0 && b.ended.length === 0 && b.late.length === 0 && !b.deadLetters) {
-          // an endpoint this worker no longer sends to
-          if (Date.now() - b.activeAt > FORGET_MS) this.endpoints.delete(endpoint);
-          return;
-        }
-        const outcomes = b.outcomes.splice(0);
-        const ended = b.ended.splice(0);
-        const late = b.late.splice(0);
-        const heldBack = b.heldBack;
-        const deadLetters = b.deadLetters;
-        b.heldBack = 0;
-        b.deadLetters = undefined;
-        try {
-          // a report that cannot go out in a few seconds waits for the next round, not for Temporal to come back
-          await this.client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () =>
-            this.client.workflow.signalWithStart<typeof endpointWorkflow, [EndpointReport]>('endpointWorkflow', {
-              ...endpointStartOptions(endpoint, this.taskQueue),
-              taskQueue: this.taskQueue,
-              args: [{ endpoint }],
-              signal: endpointReportSignal,
-              signalArgs: [
-                {
-                  worker: this.identity,
-                  outcomes,
-                  heldBack,
-                  ...(ended.length && { ended }),
-                  ...(late.length && { late }),
-                  ...(this.budget && { budget: this.budget }),
-                  ...(deadLetters && { deadLetters }),
-                },
-              ],
-            }),
-          );
-        } catch {
-          // Temporal unreachable: send these with the next report
-          b.outcomes.unshift(...outcomes);
-          b.ended.unshift(...ended);
-          b.late.unshift(...late);
-          b.heldBack += heldBack;
-          if (deadLetters) b.deadLetters = mergeTally(b.deadLetters, deadLetters);
-        }
-      }),
-    );
+    this.forgetTenants();
+    await Promise.all([...this.endpoints].map(([endpoint, b]) => this.report(endpoint, b)));
+  }
+
+  private async report(endpoint: string, b: Buffer): Promise<void> {
+    if (b.outcomes.length === 0 && b.heldBack === 0 && b.ended.length === 0 && b.late.length === 0 && !b.deadLetters) {
+      // an endpoint this worker no longer sends to
+      if (Date.now() - b.activeAt > FORGET_MS) this.endpoints.delete(endpoint);
+      return;
+    }
+    const outcomes = b.outcomes.splice(0);
+    const ended = b.ended.splice(0);
+    const late = b.late.splice(0);
+    const heldBack = b.heldBack;
+    const deadLetters = b.deadLetters;
+    b.heldBack = 0;
+    b.deadLetters = undefined;
+    const unopened = () => (this.unopened += outcomes.reduce((n, o) => n + (o.count ?? 1), 0));
+    if (!b.opens && b.absentUntil !== undefined && Date.now() < b.absentUntil) return void unopened();
+    const report: EndpointReport = {
+      worker: this.identity,
+      outcomes,
+      heldBack,
+      ...(ended.length && { ended }),
+      ...(late.length && { late }),
+      ...(this.budget && { budget: this.budget }),
+      ...(deadLetters && { deadLetters }),
+    };
+    try {
+      // a report that cannot go out in a few seconds waits for the next round, not for Temporal to come back
+      await this.client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () => this.signal(endpoint, report, b.opens));
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) {
+        // no workflow, and none of this round's tenants may open one: dropped, and not asked again for a while
+        b.absentUntil = Date.now() + ABSENT_RECHECK_MS;
+        return void unopened();
+      }
+      // Temporal unreachable: send these with the next report
+      b.outcomes.unshift(...outcomes);
+      b.ended.unshift(...ended);
+      b.late.unshift(...late);
+      b.heldBack += heldBack;
+      if (deadLetters) b.deadLetters = mergeTally(b.deadLetters, deadLetters);
+    }
+  }
+
+  /** Signal-with-start when the report may open the endpoint's workflow; otherwise a signal, which reaches only one that runs. */
+  private async signal(endpoint: string, report: EndpointReport, opens: boolean): Promise<void> {
+    const options = endpointStartOptions(endpoint, this.taskQueue);
+    if (!opens) return this.client.workflow.getHandle(options.workflowId).signal(endpointReportSignal, report);
+    await this.client.workflow.signalWithStart<typeof endpointWorkflow, [EndpointReport]>('endpointWorkflow', {
+      ...options,
+      taskQueue: this.taskQueue,
+      args: [{ endpoint }],
+      signal: endpointReportSignal,
+      signalArgs: [report],
+    });
+  }
+
+  /** Forgets what each tenant attempted longer ago than the window: the bound counts recent endpoints, and memory stays bounded. */
+  private forgetTenants(): void {
+    const now = Date.now();
+    for (const [tenant, seen] of this.tenants) {
+      for (const [endpoint, at] of seen) if (now - at > TENANT_ENDPOINTS_WINDOW_MS) seen.delete(endpoint);
+      if (seen.size === 0) this.tenants.delete(tenant);
+    }
   }
 }

@@ -149,6 +149,13 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     default: '`true`',
   },
   {
+    name: 'REDELIVER_MAX_ENDPOINTS_PER_TENANT',
+    readBy: ['worker'],
+    meaning:
+      "distinct endpoints one tenant's attempts may open endpoint workflows for within 10 minutes, per worker; beyond it their reports reach only workflows already running ([endpoint health](endpoint-health.md)), or `off`",
+    default: '`100`',
+  },
+  {
     name: 'REDELIVER_ALLOW_ADDRESSES',
     readBy: ['worker'],
     meaning:

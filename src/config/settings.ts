@@ -17,6 +17,8 @@ import { DEFAULT_TASK_QUEUE } from '../delivery/ids';
 
 export { DEFAULT_TASK_QUEUE };
 export const DEFAULT_MAX_CONCURRENT_ATTEMPTS = 200;
+/** Distinct endpoints one tenant's attempts may open endpoint workflows for within 10 minutes, per worker. */
+export const DEFAULT_MAX_ENDPOINTS_PER_TENANT = 100;
 export const DEFAULT_SHUTDOWN_GRACE_MS = 20_000;
 /** A floor above the longest timeout a delivery may have (5 min) would exempt every timeout. */
 const MAX_TIMEOUT_FLOOR_MS = 300_000;
@@ -63,6 +65,8 @@ export interface WorkerSettings extends ClientSettings, RuntimeSettings {
   endpointHealth: boolean;
   /** Timeouts a producer chose below this (ms) do not count against the endpoint (endpoints/health.ts); 0: all do. */
   endpointTimeoutFloorMs: number;
+  /** Distinct endpoints one tenant's attempts may open endpoint workflows for within 10 min, per worker; null: no bound. */
+  maxEndpointsPerTenant: number | null;
   /** Where operational events go, signed (docs/endpoint-health.md); null: nowhere. */
   operatorEvents: OperatorEvents | null;
 }
@@ -126,6 +130,7 @@ export function workerSettingsFromEnv(env: Environment = process.env): WorkerSet
     endpointLimits: readEndpointLimits(reader),
     endpointHealth: true,
     endpointTimeoutFloorMs: readTimeoutFloor(reader),
+    maxEndpointsPerTenant: readMaxEndpointsPerTenant(reader),
     operatorEvents: readOperatorEvents(reader, signingSecretsFromEnvironment(reader.env)),
   };
   const workflowTasks = reader.positiveInt('REDELIVER_MAX_CONCURRENT_WORKFLOW_TASKS');
@@ -200,6 +205,12 @@ function readEndpointLimits(reader: EnvReader): EndpointLimits {
   for (const p of problems)
     reader.problem(variables[p.field as keyof typeof variables], p.message.replace(', "off", or null for the default', ' or "off"'));
   return limitsOf(change as EndpointSettings, NO_LIMITS);
+}
+
+/** REDELIVER_MAX_ENDPOINTS_PER_TENANT: a whole number above 0, or `off` for no bound (docs/endpoint-health.md, "Endpoint workflows per tenant"). */
+function readMaxEndpointsPerTenant(reader: EnvReader): number | null {
+  if (reader.string('REDELIVER_MAX_ENDPOINTS_PER_TENANT')?.trim() === 'off') return null;
+  return reader.positiveInt('REDELIVER_MAX_ENDPOINTS_PER_TENANT', DEFAULT_MAX_ENDPOINTS_PER_TENANT);
 }
 
 /** A whole number as typed, a number; anything else as it is (the check names it). */

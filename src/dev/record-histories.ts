@@ -12,6 +12,7 @@ import type { DeliveryInput } from '../delivery/types';
 import { startFlakyEndpoint } from '../demo/flaky-endpoint';
 import { createWorker, installRuntime, runWorker } from '../worker';
 import { startDevServer } from './dev-server';
+import { freePort } from './ports';
 import { recordEventHistories } from './record-event-histories';
 import { recordSubscriptionHistories } from './record-mqtt-histories';
 import { recordOrderingHistories } from './record-ordering-histories';
@@ -189,6 +190,8 @@ async function main(): Promise<void> {
     }
     // an endpoint that fails, then answers: its breaker opens (published in the memo) and closes (endpoint-breaker)
     if (only.length === 0 || only.includes('endpoint-breaker')) await recordBreaker(connected, outDir);
+    // an endpoint that failed once and was sent nothing more: failing by time alone, then waiting (endpoint-wake-ahead)
+    if (only.length === 0 || only.includes('endpoint-failing-by-time')) await recordFailingByTime(connected, outDir);
     // an endpoint whose workflow announces its operational events (operational-events)
     await recordEventHistories(connected, outDir, only);
     // ordering keys: deliveries queued behind one another, and their key's sequencer
@@ -233,6 +236,27 @@ async function recordBreaker(redeliver: Redeliver, outDir: string): Promise<void
   } finally {
     await failing.close();
   }
+}
+
+/** One attempt to a port nobody listens on, then silence: the endpoint's workflow turns it failing by time alone and waits. */
+async function recordFailingByTime(redeliver: Redeliver, outDir: string): Promise<void> {
+  const endpoint = `127.0.0.1:${await freePort()}`;
+  const handle = await redeliver.submit({
+    kind: 'telemetry',
+    qos: 0,
+    tenant: 'fixtures',
+    device: 'device-1',
+    messageId: 'failing-by-time',
+    target: `http://${endpoint}/x`,
+    payload: { n: 1 },
+  });
+  await handle.result();
+  // reported within a second, recorded 3 s after, failing 5 s after the attempt; then a few seconds of waiting
+  await new Promise((res) => setTimeout(res, 9_000));
+  const history = await redeliver.client.workflow.getHandle(endpointWorkflowId(endpoint, 'record-histories')).fetchHistory();
+  const file = path.join(outDir, 'endpointWorkflow_failing-by-time.json');
+  writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+  console.log(`endpoint-failing-by-time: ${history.events?.length} events → ${path.relative(projectRoot(), file)}`);
 }
 
 main().catch((err) => {

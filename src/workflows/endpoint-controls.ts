@@ -102,12 +102,19 @@ export class EndpointControls {
 
   /** `autoDisableAfter`: an endpoint failing that long is disabled, as an operator would (only endpoints given it: no marker needed). */
   private disableWhenFailingTooLong(health: EndpointHealth): void {
-    const after = this.settings.autoDisableAfter;
-    if (typeof after !== 'number' || health.failingSince === null || this.mode?.state === 'disabled') return;
+    const at = this.autoDisableAt(health);
+    if (at === null || Date.now() < at || health.failingSince === null) return;
+    const after = at - health.failingSince;
     const failingFor = Date.now() - health.failingSince;
-    if (failingFor < after) return;
     const reason = `failing for ${humanDuration(failingFor)} since ${new Date(health.failingSince).toISOString()} (auto-disable after ${humanDuration(after)})`;
     this.changeMode(nextMode(this.mode, { state: 'disabled', reason }, Date.now(), 'auto'));
+  }
+
+  /** When the endpoint disables itself if it goes on failing (`autoDisableAfter`); null: it does not. */
+  autoDisableAt(health: EndpointHealth): number | null {
+    const after = this.settings.autoDisableAfter;
+    if (typeof after !== 'number' || health.failingSince === null || this.mode?.state === 'disabled') return null;
+    return health.failingSince + after;
   }
 
   private changeMode(mode: EndpointMode | undefined): void {

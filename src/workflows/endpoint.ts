@@ -1,4 +1,4 @@
-import { condition, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, patched, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { humanDuration } from '../delivery/summary';
 import {
   endpointDowntimeReport,
@@ -20,6 +20,7 @@ import { EndpointEvents, type EventsCarried } from '../endpoints/operational-eve
 import { exportRecording, openRecording, recordAttempts, recordReport, type EndpointRecording } from '../endpoints/recording';
 import { addToTimeline, type Timeline } from '../endpoints/timeline';
 import type { AttemptOutcome, EndpointStatus } from '../endpoints/types';
+import { nextWake } from '../endpoints/wake';
 import {
   EndpointHealth,
   endpointDowntimeQuery,
@@ -39,6 +40,13 @@ export const WORKER_TTL_MS = 10_000;
 /** An endpoint workflow nobody reported to for this long completes (a new report starts a fresh one). */
 export const IDLE_CLOSE_MS = 30 * 24 * 3600_000;
 const DEFAULT_HISTORY_LIMIT = 2_000;
+
+/**
+ * The loop waits only for changes still ahead (endpoints/wake.ts). Before it, a spell that had turned failing
+ * by time alone was waited for again and again, a 1 ms timer each, until the next report: asked only where
+ * the old wait had passed, so that a run that never met one records no marker.
+ */
+export const ENDPOINT_WAKE_AHEAD = 'endpoint-wake-ahead';
 
 export interface EndpointCarried {
   run: number;
@@ -208,7 +216,17 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
 
     // wake for the next report, or when something changes by time alone
     const idleEnds = lastReportAt + IDLE_CLOSE_MS;
-    const wakeAt = Math.min(nextChange(now, pending.length > 0, health, h, idleEnds), events.deadLettersDueAt ?? Infinity);
+    const before = Math.min(nextChange(now, pending.length > 0, health, h, idleEnds), events.deadLettersDueAt ?? Infinity);
+    const wakeAt =
+      before <= now && !patched(ENDPOINT_WAKE_AHEAD)
+        ? before
+        : nextWake(now, {
+            settledAt: pending.length > 0 ? now + SETTLE_MS : null,
+            health,
+            idleEndsAt: idleEnds,
+            deadLettersDueAt: events.deadLettersDueAt,
+            autoDisableAt: controls.autoDisableAt(h),
+          });
     const woken = await condition(() => reported, Math.max(1, wakeAt - now));
     reported = false;
     const idle = !woken && pending.length === 0 && Date.now() >= idleEnds;
@@ -221,7 +239,10 @@ export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<En
   }
 }
 
-/** When the endpoint changes by time alone: outcomes settle, a spell turns into failing, recovering turns healthy, or it goes idle. */
+/**
+ * The wait before ENDPOINT_WAKE_AHEAD, kept for the runs that took it: when the endpoint changes by time alone
+ * (outcomes settle, a spell turns into failing, recovering turns healthy, or it goes idle), passed or not.
+ */
 function nextChange(now: number, settling: boolean, health: HealthLedger, h: ReturnType<typeof healthAt>, idleEnds: number): number {
   return Math.min(
     settling ? now + SETTLE_MS : Infinity,

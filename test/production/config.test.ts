@@ -389,6 +389,20 @@ describe("the endpoint's timeout floor: shorter timeouts a producer chose are th
   });
 });
 
+describe('endpoint workflows per tenant: a bound on the distinct endpoints whose workflows one tenant opens', () => {
+  test('100 by default, a whole number, or off; a bad one is named, as is a bad option of createWorker', async () => {
+    expect(workerSettingsFromEnv(env({})).maxEndpointsPerTenant).toBe(100);
+    expect(workerSettingsFromEnv(env({ REDELIVER_MAX_ENDPOINTS_PER_TENANT: '20' })).maxEndpointsPerTenant).toBe(20);
+    expect(workerSettingsFromEnv(env({ REDELIVER_MAX_ENDPOINTS_PER_TENANT: 'off' })).maxEndpointsPerTenant).toBeNull();
+    expect(problemsOf(() => workerSettingsFromEnv(env({ REDELIVER_MAX_ENDPOINTS_PER_TENANT: '0' })))).toEqual([
+      'REDELIVER_MAX_ENDPOINTS_PER_TENANT: must be a whole number above 0, got "0"',
+    ]);
+    await expect(createWorker({ env: env({}), maxEndpointsPerTenant: 2.5 })).rejects.toThrow(
+      /maxEndpointsPerTenant: must be a whole number above 0 or null, got 2.5/,
+    );
+  });
+});
+
 describe('validated at start', () => {
   test('createWorker refuses a bad environment before it connects anywhere', async () => {
     await expect(createWorker({ env: env({ TEMPORAL_ADDRESS: 'nowhere', REDELIVER_ALLOW_ADDRESSES: 'lan' }) })).rejects.toThrow(

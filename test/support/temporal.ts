@@ -55,6 +55,10 @@ export interface HarnessOptions {
   signingSecrets?: SigningSecretResolver;
   /** Every endpoint's default limits; null: none, not even an endpoint's own. Default: none but each endpoint's own, as in production. */
   endpointLimits?: EndpointLimits | null;
+  /** Distinct endpoints one tenant's attempts may open endpoint workflows for (10 min); null: no bound. Default: production's (100). */
+  maxEndpointsPerTenant?: number | null;
+  /** How long the worker uses its copy of an endpoint's control. Default: production's (2 s). */
+  controlTtlMs?: number;
 }
 
 /**
@@ -99,6 +103,8 @@ export function createTestWorker(address: string, taskQueue: string, options: Ha
     endpointHealth: options.endpointHealth ?? true,
     signingSecrets: options.signingSecrets ?? (() => undefined),
     endpointLimits: options.endpointLimits === undefined ? NO_LIMITS : options.endpointLimits,
+    ...(options.maxEndpointsPerTenant !== undefined && { maxEndpointsPerTenant: options.maxEndpointsPerTenant }),
+    ...(options.controlTtlMs !== undefined && { controlTtlMs: options.controlTtlMs }),
     tracing: null,
     // the SDK's defaults, which the tests' bounds were measured with on a loaded 2-core machine: 100 attempts
     // in flight (production's 200 made the soak a third slower there in one comparison), a worker that stops at once

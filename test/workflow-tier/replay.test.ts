@@ -54,6 +54,9 @@ test('every recorded history replays on the current workflow code', async () => 
   expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_reports.json');
   // an endpoint announcing its operational events: failing, recovered, dead letters, disabled (operational-events)
   expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_events.json');
+  // an endpoint failing by time alone after one attempt: before endpoint-wake-ahead (a 1 ms timer after another), and after it
+  expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_failing-by-time-spinning.json');
+  expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_failing-by-time.json');
   // ordering keys (docs/ordering.md): deliveries queued behind one another, and their keys' sequencers
   for (const file of [
     'deliveryWorkflow_ordered-head',
