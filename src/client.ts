@@ -78,6 +78,12 @@ export interface RedeliverOptions extends ValidateOptions {
   historyLimit?: number;
   /** Where settings not given here come from (docs/deploying.md lists the variables). Default process.env. */
   env?: Environment;
+  /**
+   * How long the workers use their copy of an endpoint's control (their `controlTtlMs`): a control change
+   * returns once that has passed, so that it applies to every attempt that starts after it returned. Default 2 s,
+   * the workers' default.
+   */
+  controlTtlMs?: number;
 }
 
 export interface ConnectOptions extends RedeliverOptions {
@@ -338,7 +344,7 @@ export class Redeliver {
 
   /** One endpoint's controls: its own limits (docs/endpoint-health.md, "Limits"), as every worker applies them. */
   endpoint(endpoint: string): EndpointHandle {
-    return new EndpointHandle(this.client, this.taskQueue, endpoint);
+    return new EndpointHandle(this.client, this.taskQueue, endpoint, this.options.controlTtlMs);
   }
 
   /**

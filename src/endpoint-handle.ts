@@ -1,9 +1,11 @@
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidInputError } from './errors';
 import {
   checkSettingsChange,
   CONTROL_MEMO,
+  CONTROL_TTL_MS,
   type EndpointControl,
   type EndpointSettingsInput,
   modeProblems,
@@ -16,7 +18,9 @@ import { endpointStartOptions } from './workflows/start-options';
 /**
  * One endpoint's controls, as an operator sets them (`redeliver endpoint …`, Redeliver.endpoint): they live
  * in the endpoint's workflow, which is started for them when no worker has reported to it yet, and every
- * worker of the task queue reads them before it sends (activities/admission.ts), within a few seconds.
+ * worker of the task queue reads them before it sends (activities/admission.ts). A worker uses its copy for
+ * the control's time to live at most, so a change returns once that has passed since the workflow took it:
+ * it then applies to every attempt that starts after it returned.
  */
 export class EndpointHandle {
   /** host[:port], as deliveries and `redeliver endpoints` name it. */
@@ -26,6 +30,8 @@ export class EndpointHandle {
     private readonly client: Client,
     private readonly taskQueue: string,
     endpoint: string,
+    /** The workers' time to live of their copy of a control (activities/control-cache.ts). */
+    private readonly controlTtlMs = CONTROL_TTL_MS,
   ) {
     this.endpoint = endpointName(endpoint);
   }
@@ -90,7 +96,10 @@ export class EndpointHandle {
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
     try {
-      return await this.client.workflow.executeUpdateWithStart(update, { args: [change], startWorkflowOperation: start });
+      const control = await this.client.workflow.executeUpdateWithStart(update, { args: [change], startWorkflowOperation: start });
+      // every copy a worker read before the change is past its time to live now: read again before it is used
+      await sleep(this.controlTtlMs);
+      return control;
     } catch (err) {
       // a worker that validates otherwise (another version): its reason, as a refusal of the input
       const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;

@@ -1,9 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { endpointWorkflowId } from '../delivery/ids';
-import { CONTROL_MEMO, type EndpointControl } from '../endpoints/controls';
-
-/** How long a worker uses what it read of an endpoint's control before it reads it again. */
-export const CONTROL_TTL_MS = 2_000;
+import { CONTROL_MEMO, CONTROL_TTL_MS, type EndpointControl } from '../endpoints/controls';
 /** How long a read an attempt waits for may take before it goes on with what was known (Temporal slow or away). */
 const READ_DEADLINE_MS = 5_000;
 

@@ -54,6 +54,8 @@ export const NO_LIMITS: EndpointLimits = { maxInFlight: null, rate: null };
 
 /** The memo field of the endpoint's workflow every worker reads (DescribeWorkflowExecution: no workflow task, unlike a query). */
 export const CONTROL_MEMO = 'control';
+/** How long a worker uses what it read of an endpoint's control before it reads it again (activities/control-cache.ts). */
+export const CONTROL_TTL_MS = 2_000;
 
 /**
  * The circuit breaker as the endpoint's workflow judges it: open while the endpoint is failing (endpoints/health.ts).

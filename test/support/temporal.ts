@@ -57,7 +57,7 @@ export interface HarnessOptions {
   endpointLimits?: EndpointLimits | null;
   /** Distinct endpoints one tenant's attempts may open endpoint workflows for (10 min); null: no bound. Default: production's (100). */
   maxEndpointsPerTenant?: number | null;
-  /** How long the worker uses its copy of an endpoint's control. Default: production's (2 s). */
+  /** How long the worker uses its copy of an endpoint's control, and the client's control changes wait for. Default: production's (2 s). */
   controlTtlMs?: number;
 }
 
@@ -78,7 +78,7 @@ export async function startHarness(address = testAddress(), options: HarnessOpti
   return {
     taskQueue,
     client,
-    redeliver: new Redeliver(client, { taskQueue }),
+    redeliver: new Redeliver(client, { taskQueue, ...(options.controlTtlMs !== undefined && { controlTtlMs: options.controlTtlMs }) }),
     worker,
     mqtt,
     reporter,
