@@ -264,7 +264,7 @@ const ENDPOINT_ROUTES = [
     summary: "Set an endpoint's limits, breaker and auto-disable, over every attempt to it from all workers",
     description:
       'A JSON merge patch, as `redeliver endpoint set` (a field given sets it, null gives it back to the default, a field ' +
-      "left out stays). Answers once the endpoint's workflow holds it; every worker reads it within 2 s. Takes a key of " +
+      "left out stays). Answers 2 s after the endpoint's workflow holds it, when every worker's older copy has expired: every attempt that starts after the answer obeys it. Takes a key of " +
       `tenants \`["*"]\`: the endpoint is every tenant's. 503 when no worker applied it within ${ENDPOINT_CHANGE_WAIT_MS / 1000} s.`,
     role: 'operate',
     params: s.endpointParams,
