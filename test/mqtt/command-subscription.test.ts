@@ -9,7 +9,8 @@ import type { SubscriptionHandle } from '../../src/subscriptions';
 import { Subscriptions } from '../../src/subscriptions';
 import { startMosquitto, watch, type Mosquitto, type Watcher } from '../support/mosquitto';
 import { runCli } from '../support/cli';
-import { startTcpListener, type TcpListener } from '../support/tcp-listener';
+import { acmeHubPerTest } from '../support/acme-hub';
+import { startTcpListener } from '../support/tcp-listener';
 import { subscriptionFacts, subscriptionStartOptions } from '../../src/workflows/start-options';
 import { startHarness, testAddress, type Harness } from '../support/temporal';
 import { waitFor } from '../support/wait';
@@ -495,25 +496,11 @@ test('a subscription naming a credential with a broker it is not bound to: rejec
 });
 
 describe("a globex subscription naming acme's credential", () => {
-  let hub: TcpListener;
-  beforeEach(async () => {
-    // acme's broker, as a listener that counts connections: acme's credential is bound to it
-    hub = (await startTcpListener('127.0.0.1'))!;
-    process.env.REDELIVER_MQTT_CREDENTIALS_HUB_ACME = JSON.stringify({
-      username: 'acme',
-      password: 'acme-secret',
-      brokers: [hub.url('mqtt')],
-      tenants: ['acme'],
-    });
-  });
-  afterEach(async () => {
-    delete process.env.REDELIVER_MQTT_CREDENTIALS_HUB_ACME;
-    await hub.close();
-  });
+  const hub = acmeHubPerTest();
   const input = () => ({
     tenant: 'globex',
     device: `valve-${randomUUID().slice(0, 8)}`,
-    broker: { url: hub.url('mqtt'), credential: 'hub-acme', topic: 'command/acme/valve-7/req/#' },
+    broker: { url: hub().url('mqtt'), credential: 'hub-acme', topic: 'command/acme/valve-7/req/#' },
     callback: callback.url,
     policy: BACKOFF,
   });
@@ -526,12 +513,12 @@ describe("a globex subscription naming acme's credential", () => {
     const result = await handle.result();
     expect(result).toMatchObject({ outcome: 'rejected', lastError: { class: 'client', code: 'secret-not-for-tenant' } });
     expect(result.reason).toContain('add it to "tenants" in REDELIVER_MQTT_CREDENTIALS_HUB_ACME');
-    expect(await hub.settled()).toBe(0);
+    expect(await hub().settled()).toBe(0);
   });
 
   test("is refused at start, naming broker.credential, where the starter sees the worker's credentials", async () => {
     await expect(subscriptions.start(input())).rejects.toMatchObject({ problems: [{ field: 'broker.credential' }] });
-    expect(await hub.settled()).toBe(0);
+    expect(await hub().settled()).toBe(0);
   });
 });
 

@@ -4,7 +4,8 @@ import type { DeliveryInput } from '../../src/delivery/types';
 import { startMosquitto, watch, type Mosquitto, type Watcher } from '../support/mosquitto';
 import { freePort } from '../support/ports';
 import { runCli } from '../support/cli';
-import { startTcpListener, type TcpListener } from '../support/tcp-listener';
+import { acmeHubPerTest } from '../support/acme-hub';
+import { startTcpListener } from '../support/tcp-listener';
 import { startHarness, testAddress, type Harness } from '../support/temporal';
 import { waitFor } from '../support/wait';
 
@@ -175,28 +176,14 @@ test('a credential named with a broker it is not bound to: rejected after one at
 });
 
 describe("a globex delivery naming acme's credential", () => {
-  let hub: TcpListener;
-  beforeEach(async () => {
-    // acme's broker, as a listener that counts connections: acme's credential is bound to it
-    hub = (await startTcpListener('127.0.0.1'))!;
-    process.env.REDELIVER_MQTT_CREDENTIALS_HUB_ACME = JSON.stringify({
-      username: 'acme',
-      password: 'acme-secret',
-      brokers: [hub.url('mqtt')],
-      tenants: ['acme'],
-    });
-  });
-  afterEach(async () => {
-    delete process.env.REDELIVER_MQTT_CREDENTIALS_HUB_ACME;
-    await hub.close();
-  });
+  const hub = acmeHubPerTest();
   const foreign = (redeliver: Redeliver) =>
     redeliver.submit({
       kind: 'command-response',
       tenant: 'globex',
       device: 'valve-7',
       messageId: randomUUID(),
-      target: { url: hub.url('mqtt'), credential: 'hub-acme', topic: 'command/acme/valve-7/res' },
+      target: { url: hub().url('mqtt'), credential: 'hub-acme', topic: 'command/acme/valve-7/res' },
       command: { requestId: 'r-1', status: 200 },
       payload: { open: true },
     });
@@ -209,16 +196,16 @@ describe("a globex delivery naming acme's credential", () => {
     expect(result.reason).toContain('MQTT credential "hub-acme" is not for tenant globex');
     expect(result.reason).toContain('add it to "tenants" in REDELIVER_MQTT_CREDENTIALS_HUB_ACME');
     expect(result.reason).not.toContain('acme-secret');
-    expect(await hub.settled()).toBe(0);
+    expect(await hub().settled()).toBe(0);
     // acme's own delivery does reach its broker
-    const own = { url: hub.url('mqtt'), credential: 'hub-acme', timeout: '300ms' };
+    const own = { url: hub().url('mqtt'), credential: 'hub-acme', timeout: '300ms' };
     expect(await (await submit({ kind: 'event', target: own, policy: { maxAttempts: 1 } })).result()).toMatchObject({ attempts: 1 });
-    expect(await hub.settled()).toBe(1);
+    expect(await hub().settled()).toBe(1);
   });
 
   test("is refused at submit, naming target.credential, where the submitter sees the worker's credentials: nothing starts", async () => {
     await expect(foreign(h.redeliver)).rejects.toMatchObject({ problems: [{ field: 'target.credential' }] });
-    expect(await hub.settled()).toBe(0);
+    expect(await hub().settled()).toBe(0);
   });
 });
 
