@@ -170,7 +170,10 @@ export class Redeliver {
    * message is refused.
    */
   async submit(input: DeliveryInput): Promise<DeliveryHandle> {
-    const delivery = this.validate(input);
+    return this.submitValidated(this.validate(input));
+  }
+
+  private async submitValidated(delivery: Delivery): Promise<DeliveryHandle> {
     // an ordered message takes its place on its key before it starts: a key that is full starts nothing
     const place = delivery.orderingKey === undefined ? null : await this.ordering.take(delivery);
     let started: DeliveryHandle;
@@ -227,16 +230,19 @@ export class Redeliver {
     });
   }
 
-  /** Submits many; every input is validated before the first is started, so bad input starts nothing. */
+  /**
+   * Submits many; every input is validated before the first is started, so bad input starts nothing. A message
+   * without an id gets one from its contents (contentMessageId): the same set submitted again sends nothing again.
+   */
   async submitMany(inputs: DeliveryInput[], onProgress?: (done: number) => void, concurrency = 16): Promise<DeliveryHandle[]> {
-    validateDeliveries(inputs, this.options);
+    const deliveries = validateDeliveries(inputs, this.options);
     const handles: DeliveryHandle[] = new Array(inputs.length);
     let next = 0;
     let done = 0;
     const worker = async () => {
       while (next < inputs.length) {
         const i = next++;
-        handles[i] = await this.submit(inputs[i]!);
+        handles[i] = await this.submitValidated(deliveries[i]!);
         onProgress?.(++done);
       }
     };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InvalidInputError, type Problem } from '../errors';
-import { RECORDING_FORMAT, type OutageRecording } from '../endpoints/recording';
+import { KEPT_ENDPOINT_PERIODS } from '../endpoints/downtime';
+import { KEPT_DETAIL_SECONDS, KEPT_PROFILES, RECORDING_FORMAT, type OutageRecording } from '../endpoints/recording';
 import { policyProblems, validatePolicy } from '../policy/validate';
 import { MESSAGE_KINDS, type BackoffPolicyInput } from '../policy/types';
 import { zodProblems } from '../validation/delivery';
@@ -18,6 +19,22 @@ const bucket = z.strictObject({
   late: count.optional(),
   lateMs: z.number().nonnegative().optional(),
 });
+/**
+ * What a replay takes from a file, at the most (docs/outage-replay.md, "Bounds"): what an endpoint itself keeps
+ * (3,600 seconds of detail, 200 failure periods, 16 profiles), and first attempts and a window that a replay
+ * runs through in seconds and a few hundred MB. A small file can ask for millions of deliveries or years of
+ * retries: it is refused, naming the field, before anything is built.
+ */
+export const REPLAY_BOUNDS = {
+  /** First attempts in all (`seconds.*.arrivals`): each is a delivery replayed, about 400 bytes of memory. */
+  arrivals: 1_000_000,
+  /** From `from` to `to`: every second, hour and period's end lies inside it. */
+  horizonMs: 31 * 24 * 3_600_000,
+  seconds: KEPT_DETAIL_SECONDS,
+  periods: KEPT_ENDPOINT_PERIODS,
+  profiles: KEPT_PROFILES,
+} as const;
+
 /** Problems listed at the most: a file wrong throughout would otherwise fill the screen with one mistake. */
 const SHOWN_PROBLEMS = 20;
 const recordingSchema = z.strictObject({
@@ -27,12 +44,15 @@ const recordingSchema = z.strictObject({
   to: isoTime,
   complete: z.boolean(),
   budget: z.union([z.enum(['off', 'unknown']), z.strictObject({ perSecond: z.number().positive(), burst: z.number().min(1) })]),
-  profiles: z.array(z.strictObject({ kind: z.enum(MESSAGE_KINDS), policy: z.record(z.string(), z.unknown()) })),
-  periods: z.array(
-    z.strictObject({ from: isoTime, to: isoTime, attempts: count, failures: count, reason: z.string(), ongoing: z.boolean().optional() }),
-  ),
-  seconds: z.array(bucket),
-  hours: z.array(bucket),
+  profiles: z.array(z.strictObject({ kind: z.enum(MESSAGE_KINDS), policy: z.record(z.string(), z.unknown()) })).max(REPLAY_BOUNDS.profiles),
+  periods: z
+    .array(
+      z.strictObject({ from: isoTime, to: isoTime, attempts: count, failures: count, reason: z.string(), ongoing: z.boolean().optional() }),
+    )
+    .max(REPLAY_BOUNDS.periods),
+  seconds: z.array(bucket).max(REPLAY_BOUNDS.seconds),
+  // one an hour of the window, and the hour either end overlaps
+  hours: z.array(bucket).max(REPLAY_BOUNDS.horizonMs / 3_600_000 + 2),
 });
 
 /**
@@ -49,7 +69,8 @@ export function parseOutageRecording(text: string, what = 'recording'): OutageRe
   const parsed = recordingSchema.safeParse(json);
   if (!parsed.success) throw new InvalidInputError(shortened(zodProblems(parsed.error, '(recording)')), what);
   const recording = parsed.data;
-  const problems: Problem[] = [];
+  const problems: Problem[] = boundsProblems(recording);
+  if (problems.length) throw new InvalidInputError(shortened(problems), what);
   for (const [i, p] of recording.profiles.entries()) {
     for (const q of policyProblems(p.policy as BackoffPolicyInput, { kind: p.kind }))
       problems.push({ field: `profiles.${i}.policy.${q.field}`, message: q.message });
@@ -67,6 +88,45 @@ export function parseOutageRecording(text: string, what = 'recording'): OutageRe
     ...recording,
     profiles: recording.profiles.map((p) => ({ kind: p.kind, policy: validatePolicy(p.policy as BackoffPolicyInput, { kind: p.kind }) })),
   };
+}
+
+/** The window, the periods and the buckets inside it, and the first attempts, within REPLAY_BOUNDS: checked before the replay builds anything. */
+function boundsProblems(recording: z.infer<typeof recordingSchema>): Problem[] {
+  const problems: Problem[] = [];
+  const [from, to] = [Date.parse(recording.from), Date.parse(recording.to)];
+  const days = REPLAY_BOUNDS.horizonMs / (24 * 3_600_000);
+  if (to < from) problems.push({ field: 'to', message: `must not be before from (${recording.from}), got ${recording.to}` });
+  else if (to - from > REPLAY_BOUNDS.horizonMs)
+    problems.push({
+      field: 'to',
+      message: `is ${Math.ceil((to - from) / 86_400_000)} days after from: a replay covers at most ${days} days`,
+    });
+  if (problems.length) return problems;
+  const inside = (t: number) => t >= from && t <= to;
+  const window = `inside the recording's window (${recording.from} to ${recording.to})`;
+  // a period may have begun before the window (the export keeps it whole); its end bounds the replay's retries
+  for (const [i, p] of recording.periods.entries()) {
+    if (Date.parse(p.to) < Date.parse(p.from))
+      problems.push({ field: `periods.${i}.to`, message: `must not be before its from (${p.from}), got ${p.to}` });
+    else if (!inside(Date.parse(p.to))) problems.push({ field: `periods.${i}.to`, message: `must lie ${window}, got ${p.to}` });
+  }
+  for (const name of ['seconds', 'hours'] as const) {
+    const span = name === 'hours' ? 3_600_000 : 1_000;
+    recording[name].forEach((b, i) => {
+      if (b.second * 1000 + span <= from || b.second * 1000 > to)
+        problems.push({ field: `${name}.${i}.second`, message: `must lie ${window}, got ${b.second} (epoch seconds)` });
+    });
+  }
+  let arrivals = 0;
+  for (const [i, b] of recording.seconds.entries()) {
+    arrivals += (b.arrivals ?? []).reduce((sum, n) => sum + n, 0);
+    if (arrivals > REPLAY_BOUNDS.arrivals) {
+      const message = `bring the first attempts to over ${REPLAY_BOUNDS.arrivals.toLocaleString('en')}, the most a replay takes (${arrivals.toLocaleString('en')} so far)`;
+      problems.push({ field: `seconds.${i}.arrivals`, message });
+      break;
+    }
+  }
+  return problems;
 }
 
 function shortened(problems: Problem[]): Problem[] {
