@@ -25,11 +25,15 @@ const bucket = z.strictObject({
  * runs through in seconds and a few hundred MB. A small file can ask for millions of deliveries or years of
  * retries: it is refused, naming the field, before anything is built.
  */
+const DAY_MS = 24 * 3_600_000;
+
 export const REPLAY_BOUNDS = {
   /** First attempts in all (`seconds.*.arrivals`): each is a delivery replayed, about 400 bytes of memory. */
   arrivals: 1_000_000,
-  /** From `from` to `to`: every second, hour and period's end lies inside it. */
-  horizonMs: 31 * 24 * 3_600_000,
+  /** From `from` to `to`: every second, hour and period's end lies inside it (hours are only summed). */
+  windowMs: 3_660 * DAY_MS,
+  /** From the first arrival to the last period's end: how long a replay follows retries. */
+  horizonMs: 31 * DAY_MS,
   seconds: KEPT_DETAIL_SECONDS,
   periods: KEPT_ENDPOINT_PERIODS,
   profiles: KEPT_PROFILES,
@@ -52,7 +56,7 @@ const recordingSchema = z.strictObject({
     .max(REPLAY_BOUNDS.periods),
   seconds: z.array(bucket).max(REPLAY_BOUNDS.seconds),
   // one an hour of the window, and the hour either end overlaps
-  hours: z.array(bucket).max(REPLAY_BOUNDS.horizonMs / 3_600_000 + 2),
+  hours: z.array(bucket).max(REPLAY_BOUNDS.windowMs / 3_600_000 + 2),
 });
 
 /**
@@ -92,24 +96,14 @@ export function parseOutageRecording(text: string, what = 'recording'): OutageRe
 
 /** The window, the periods and the buckets inside it, and the first attempts, within REPLAY_BOUNDS: checked before the replay builds anything. */
 function boundsProblems(recording: z.infer<typeof recordingSchema>): Problem[] {
-  const problems: Problem[] = [];
   const [from, to] = [Date.parse(recording.from), Date.parse(recording.to)];
-  const days = REPLAY_BOUNDS.horizonMs / (24 * 3_600_000);
-  if (to < from) problems.push({ field: 'to', message: `must not be before from (${recording.from}), got ${recording.to}` });
-  else if (to - from > REPLAY_BOUNDS.horizonMs)
-    problems.push({
-      field: 'to',
-      message: `is ${Math.ceil((to - from) / 86_400_000)} days after from: a replay covers at most ${days} days`,
-    });
-  if (problems.length) return problems;
-  const inside = (t: number) => t >= from && t <= to;
+  if (to < from) return [{ field: 'to', message: `must not be before from (${recording.from}), got ${recording.to}` }];
+  if (to - from > REPLAY_BOUNDS.windowMs)
+    return [
+      { field: 'to', message: `is ${days(to - from)} days after from: a recording covers at most ${days(REPLAY_BOUNDS.windowMs)} days` },
+    ];
   const window = `inside the recording's window (${recording.from} to ${recording.to})`;
-  // a period may have begun before the window (the export keeps it whole); its end bounds the replay's retries
-  for (const [i, p] of recording.periods.entries()) {
-    if (Date.parse(p.to) < Date.parse(p.from))
-      problems.push({ field: `periods.${i}.to`, message: `must not be before its from (${p.from}), got ${p.to}` });
-    else if (!inside(Date.parse(p.to))) problems.push({ field: `periods.${i}.to`, message: `must lie ${window}, got ${p.to}` });
-  }
+  const problems: Problem[] = [];
   for (const name of ['seconds', 'hours'] as const) {
     const span = name === 'hours' ? 3_600_000 : 1_000;
     recording[name].forEach((b, i) => {
@@ -117,16 +111,37 @@ function boundsProblems(recording: z.infer<typeof recordingSchema>): Problem[] {
         problems.push({ field: `${name}.${i}.second`, message: `must lie ${window}, got ${b.second} (epoch seconds)` });
     });
   }
-  let arrivals = 0;
-  for (const [i, b] of recording.seconds.entries()) {
-    arrivals += (b.arrivals ?? []).reduce((sum, n) => sum + n, 0);
-    if (arrivals > REPLAY_BOUNDS.arrivals) {
-      const message = `bring the first attempts to over ${REPLAY_BOUNDS.arrivals.toLocaleString('en')}, the most a replay takes (${arrivals.toLocaleString('en')} so far)`;
-      problems.push({ field: `seconds.${i}.arrivals`, message });
-      break;
+  const firstArrival = Math.min(...recording.seconds.filter((b) => b.arrivals?.some((n) => n > 0)).map((b) => b.second * 1000));
+  // a period may have begun before the window (the export keeps it whole); its end bounds the replay's retries
+  for (const [i, p] of recording.periods.entries()) {
+    const end = Date.parse(p.to);
+    const field = `periods.${i}.to`;
+    if (end < Date.parse(p.from)) problems.push({ field, message: `must not be before its from (${p.from}), got ${p.to}` });
+    else if (end > to) problems.push({ field, message: `must lie ${window}, got ${p.to}` });
+    else if (end - firstArrival > REPLAY_BOUNDS.horizonMs) {
+      const message = `is ${days(end - firstArrival)} days after the first arrival: a replay follows retries for at most ${days(REPLAY_BOUNDS.horizonMs)} days`;
+      problems.push({ field, message });
     }
   }
-  return problems;
+  const arrivals = arrivalsProblem(recording.seconds);
+  return arrivals ? [...problems, arrivals] : problems;
+}
+
+/** The first attempts in all, at most REPLAY_BOUNDS.arrivals: the second where the sum passes it is named. */
+function arrivalsProblem(seconds: readonly { arrivals?: number[] | undefined }[]): Problem | undefined {
+  let arrivals = 0;
+  for (const [i, b] of seconds.entries()) {
+    arrivals += (b.arrivals ?? []).reduce((sum, n) => sum + n, 0);
+    if (arrivals > REPLAY_BOUNDS.arrivals) {
+      const bound = REPLAY_BOUNDS.arrivals.toLocaleString('en');
+      return { field: `seconds.${i}.arrivals`, message: `bring the first attempts to over ${bound}, the most a replay takes` };
+    }
+  }
+  return undefined;
+}
+
+function days(ms: number): number {
+  return Math.ceil(ms / DAY_MS);
 }
 
 function shortened(problems: Problem[]): Problem[] {

@@ -220,6 +220,10 @@ describe('a recording file', () => {
   test.each([
     ['seconds.1.arrivals', { seconds: [bucketAt(0, 600_000), bucketAt(1, 2_400_000)] }],
     ['to', { to: '9999-12-31T00:00:00Z' }],
+    [
+      'periods.0.to',
+      { to: iso(T0 + 40 * 86_400_000), periods: [{ from: iso(T0), to: iso(T0 + 40 * 86_400_000), attempts: 1, failures: 1, reason: 'x' }] },
+    ],
     ['to', { to: iso(T0 - 1_000) }],
     ['periods.0.to', { periods: [{ from: iso(T0), to: '9999-12-31T00:00:00Z', attempts: 1, failures: 1, reason: 'x' }] }],
     ['periods.0.to', { periods: [{ from: iso(T0 + 5_000), to: iso(T0), attempts: 1, failures: 1, reason: 'x' }] }],
