@@ -7,7 +7,7 @@ import { WAITING_TYPE } from './activities/retry';
 import { bundleEncryptsFailures, bundleHasTracing } from './bundle';
 import { FAILURE_TYPES, UNSENT_TYPE } from './classify/classify';
 import { ConfigError, type Environment } from './config/errors';
-import { operatorEventsProblems, type OperatorEvents } from './config/operator-events';
+import { OPERATOR_URLS_ENV, operatorAddressProblems, operatorEventsProblems, type OperatorEvents } from './config/operator-events';
 import { deadLetterSinks } from './activities/dead-letter-sink';
 import { runtimeSettingsFromEnv, workerSettingsFromEnv, type RuntimeSettings, type WorkerSettings } from './config/settings';
 import { encryptingDataConverter } from './encryption/data-converter';
@@ -122,6 +122,7 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   if (keys && bundlePath) await checkBundleEncrypts(bundlePath);
   const tracing = await tracingOf(options, settings, bundlePath);
   const guard = guardOf(options.allowAddresses, settings);
+  await checkOperatorAddresses(operatorEvents, guard, options.operatorEvents === undefined ? OPERATOR_URLS_ENV : undefined);
   const http = createHttpAgent({ allow: guard });
   // MQTT brokers go through the same SSRF guard; credentials come from the environment checked above (README, "MQTT credentials")
   const mqtt = createMqttPool({ allow: guard, credentials: options.mqttCredentials ?? credentialsFromEnvironment(env) });
@@ -227,6 +228,12 @@ function operatorEventsOf(
   const problems = option ? operatorEventsProblems(option, signing) : [];
   if (problems.length) throw new ConfigError(problems);
   return option;
+}
+
+/** Operator URLs the SSRF guard refuses stop the worker before it connects, naming where they came from. */
+async function checkOperatorAddresses(events: OperatorEvents | null, guard: AddressGuard, field?: string): Promise<void> {
+  const problems = events ? await operatorAddressProblems(events, guard, field) : [];
+  if (problems.length) throw new ConfigError(problems);
 }
 
 function guardOf(allow: RedeliverWorkerOptions['allowAddresses'], settings: WorkerSettings): AddressGuard {
