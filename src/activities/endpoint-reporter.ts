@@ -2,11 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { endpointReportSignal } from '../workflows/definitions';
+import { endpointReportSignal, tenantDeadLettersSignal } from '../workflows/definitions';
 import type { endpointWorkflow } from '../workflows/endpoint';
-import { endpointStartOptions } from '../workflows/start-options';
+import type { tenantEventsWorkflow } from '../workflows/tenant-events';
+import { endpointStartOptions, tenantEventsStartOptions } from '../workflows/start-options';
 import { sameProfile } from '../endpoints/recording';
 import { mergeTally } from '../endpoints/operational-events';
+import type { TenantReport } from '../endpoints/tenant-events';
+import { EVENTS_TENANT } from './operational-events';
 import type {
   AttemptOutcome,
   DeadLetterOutcome,
@@ -37,6 +40,14 @@ interface Buffer {
   activeAt: number;
 }
 
+/** A tenant's dead letters on their way to its workflow (workflows/tenant-events.ts). */
+interface TenantBuffer {
+  tally?: DeadLetterTally;
+  endpoints: Record<string, number>;
+  /** A report sent that may not have arrived: sent again as it is, under its id, so that it counts once. */
+  unsent?: TenantReport;
+}
+
 /**
  * A worker's side of endpoint health: it collects the outcome of every attempt and the retries its budget
  * held back, and reports them to each endpoint's workflow about once a second (signal-with-start, so the
@@ -49,6 +60,8 @@ interface Buffer {
 export class EndpointReporter {
   readonly identity: string;
   private readonly endpoints = new Map<string, Buffer>();
+  private readonly tenants = new Map<string, TenantBuffer>();
+  private reports = 0;
   private timer: NodeJS.Timeout | undefined;
   private shareTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
@@ -97,11 +110,23 @@ export class EndpointReporter {
     this.buffer(endpoint).heldBack++;
   }
 
-  /** A delivery to the endpoint ended a dead letter (workflows/operational-events.ts, through the worker's sink). */
-  deadLettered(endpoint: string, deliveryId: string, outcome: DeadLetterOutcome, at: number): void {
-    const b = this.buffer(endpoint);
+  /**
+   * A delivery to the endpoint ended a dead letter (workflows/operational-events.ts, through the worker's sink):
+   * told per tenant across its endpoints; the alerts' own (tenant `redeliver`) per endpoint, as an operator URL
+   * is not told about itself.
+   */
+  deadLettered(endpoint: string, deliveryId: string, outcome: DeadLetterOutcome, at: number, tenant: string): void {
     const one = { deliveryId, at };
-    b.deadLetters = mergeTally(b.deadLetters, { count: 1, outcomes: { [outcome]: 1 }, first: one, last: one });
+    const tally: DeadLetterTally = { count: 1, outcomes: { [outcome]: 1 }, first: one, last: one };
+    if (tenant === EVENTS_TENANT) {
+      const b = this.buffer(endpoint);
+      b.deadLetters = mergeTally(b.deadLetters, tally);
+      return;
+    }
+    let t = this.tenants.get(tenant);
+    if (!t) this.tenants.set(tenant, (t = { endpoints: {} }));
+    t.tally = mergeTally(t.tally, tally);
+    t.endpoints[endpoint] = (t.endpoints[endpoint] ?? 0) + 1;
   }
 
   /** A delivery's retrying ended without delivering it. */
@@ -176,6 +201,38 @@ export class EndpointReporter {
   }
 
   private async send(): Promise<void> {
+    await Promise.all([this.sendEndpoints(), this.sendTenants()]);
+  }
+
+  /** Each tenant's dead letters since the last report, one report at a time: at most one waits to be sent again. */
+  private async sendTenants(): Promise<void> {
+    await Promise.all(
+      [...this.tenants].map(async ([tenant, t]) => {
+        if (!t.unsent && t.tally) {
+          t.unsent = { id: `${this.identity}/${++this.reports}`, tally: t.tally, endpoints: t.endpoints };
+          [t.tally, t.endpoints] = [undefined, {}];
+        }
+        const report = t.unsent;
+        if (!report) return void this.tenants.delete(tenant);
+        try {
+          await this.client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () =>
+            this.client.workflow.signalWithStart<typeof tenantEventsWorkflow, [TenantReport]>('tenantEventsWorkflow', {
+              ...tenantEventsStartOptions(tenant, this.taskQueue),
+              taskQueue: this.taskQueue,
+              args: [{ tenant }],
+              signal: tenantDeadLettersSignal,
+              signalArgs: [report],
+            }),
+          );
+          t.unsent = undefined;
+        } catch {
+          // Temporal unreachable, or the answer lost: the same report goes again with the next round
+        }
+      }),
+    );
+  }
+
+  private async sendEndpoints(): Promise<void> {
     await Promise.all(
       [...this.endpoints].map(async ([endpoint, b]) => {
         if (b.outcomes.length === 0 && b.heldBack === 0 && b.ended.length === 0 && b.late.length === 0 && !b.deadLetters) {

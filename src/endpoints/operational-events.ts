@@ -23,14 +23,15 @@ export const METRICS = {
 /** Where a delivery tells its worker it ended a dead letter: a sink, so its history does not change (no command). */
 export interface DeadLetterSinks extends Sinks {
   endpoints: {
-    deadLettered(endpoint: string, deliveryId: string, outcome: DeadLetterOutcome, at: number): void;
+    deadLettered(endpoint: string, deliveryId: string, outcome: DeadLetterOutcome, at: number, tenant: string): void;
   };
 }
 
 /**
- * A storm of dead letters is told in one event per endpoint per window: the first at once, the rest together
- * when the window since the last one has passed. 30 s: prompt enough to act on, and a storm of any size
- * costs an operator URL at most two events a minute per endpoint.
+ * A storm of dead letters is told in one event per tenant per window, across its endpoints (endpoints/tenant-events.ts;
+ * the alerts' own dead letters, tenant `redeliver`, per endpoint): the first at once, the rest together when the
+ * window since the last one has passed. 30 s: prompt enough to act on, and a storm of any size costs an operator
+ * URL at most two events a minute per tenant.
  */
 export const DEAD_LETTER_WINDOW_MS = 30_000;
 

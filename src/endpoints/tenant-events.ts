@@ -4,15 +4,17 @@ import type { DeadLetterTally } from './types';
 /*
  * Dead letters told per tenant (issue 31): a tenant whose deliveries dead-letter on many endpoints at once
  * made one `deliveries.dead-lettered` event per endpoint (200 endpoints, 200 events and more a minute). The
- * state of one tenant's aggregator: what its endpoints' events reported, told in one event per window. Pure:
- * the workflow that holds it (one per tenant, fed by the endpoints' `announceEvents`) is not written yet.
+ * state of one tenant's aggregator (workflows/tenant-events.ts, one per tenant): the dead letters workers
+ * reported, told in one event per window with their counts by endpoint. Pure and plain data, so a replay
+ * decides the same events with the same ids, hence the same deliveries.
  */
 
-/** One endpoint's dead-letter event, as it reaches its tenant's aggregator; `eventId` makes a repeat harmless. */
+/** A worker's dead letters of one tenant, as they reach its aggregator; `id` makes a repeated signal harmless. */
 export interface TenantReport {
-  eventId: string;
-  endpoint: string;
+  id: string;
   tally: DeadLetterTally;
+  /** The same dead letters, counted by endpoint. */
+  endpoints: Record<string, number>;
 }
 
 /** Reports are remembered this long, so that a retried activity's repeat is not counted twice. */
@@ -47,12 +49,12 @@ export class TenantDeadLetters {
     this.seen = new Map(Object.entries(carried?.seen ?? {}));
   }
 
-  /** An endpoint's event; false (and nothing counted) when its id was reported before. */
+  /** A worker's report; false (and nothing counted) when its id was reported before. */
   report(r: TenantReport, now: number): boolean {
-    if (this.seen.has(r.eventId)) return false;
-    this.seen.set(r.eventId, now);
+    if (this.seen.has(r.id)) return false;
+    this.seen.set(r.id, now);
     this.tally = mergeTally(this.tally, r.tally);
-    this.endpoints[r.endpoint] = (this.endpoints[r.endpoint] ?? 0) + r.tally.count;
+    for (const [endpoint, n] of Object.entries(r.endpoints)) this.endpoints[endpoint] = (this.endpoints[endpoint] ?? 0) + n;
     return true;
   }
 
@@ -76,6 +78,14 @@ export class TenantDeadLetters {
     };
     [this.tally, this.endpoints, this.toldAt] = [undefined, {}, now];
     return [event];
+  }
+
+  /** When the aggregator has something to do by time alone (an event due, a report id to forget), or null: it may end. */
+  wakeAt(now: number): number | null {
+    if (this.idle(now)) return null;
+    // reports are remembered in the order they came: the first is the first to forget
+    const oldest = this.seen.values().next().value;
+    return Math.min(this.dueAt ?? Infinity, oldest === undefined ? Infinity : oldest + SEEN_MS);
   }
 
   /** Whether the aggregator may end at `now`: nothing to tell, and no report recent enough to be repeated. */

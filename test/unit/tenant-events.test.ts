@@ -2,7 +2,7 @@ import { DEAD_LETTER_WINDOW_MS, EndpointEvents, type DeadLetterTally } from '../
 import { SEEN_MS, TenantDeadLetters } from '../../src/endpoints/tenant-events';
 
 // A tenant's dead letters across its endpoints, told per window (src/endpoints/tenant-events.ts): the state
-// an aggregator per tenant holds; the workflow that holds it is not wired yet.
+// its workflow (src/workflows/tenant-events.ts) holds.
 
 const T0 = Date.parse('2026-11-23T12:00:00Z');
 const letters = (count: number, at: number, id: string): DeadLetterTally => ({
@@ -26,14 +26,13 @@ test('dead letters on 200 endpoints of one tenant over a minute: at most one eve
       e.events.deadLettered(letters(1, t, `${e.name}-${t}`));
       for (const event of e.events.take(t)) {
         endpointEvents++;
-        expect(tenant.report({ eventId: event.id, endpoint: e.name, tally: tallyOf(event.data) }, t)).toBe(true);
+        expect(tenant.report(reportOf(event.id, e.name, tallyOf(event.data)), t)).toBe(true);
       }
     }
     told.push(...tenant.take(t));
   }
   for (const e of endpoints)
-    for (const event of e.events.take(T0 + 200_000))
-      tenant.report({ eventId: event.id, endpoint: e.name, tally: tallyOf(event.data) }, T0 + 200_000);
+    for (const event of e.events.take(T0 + 200_000)) tenant.report(reportOf(event.id, e.name, tallyOf(event.data)), T0 + 200_000);
   told.push(...tenant.take(T0 + 200_000));
   expect(endpointEvents).toBeGreaterThanOrEqual(400);
   expect(told.length).toBeLessThanOrEqual(Math.ceil(200_000 / DEAD_LETTER_WINDOW_MS) + 1);
@@ -46,14 +45,20 @@ test('dead letters on 200 endpoints of one tenant over a minute: at most one eve
 
 test('a report repeated (a retried activity) is counted once, also in the next run; an aggregator ends only once repeats are past', () => {
   const tenant = new TenantDeadLetters('acme');
-  const report = { eventId: 'deliveries.dead-lettered.e.1.0', endpoint: 'e', tally: letters(5, T0, 'd') };
+  const report = reportOf('worker-1/1', 'e', letters(5, T0, 'd'));
   expect(tenant.report(report, T0)).toBe(true);
   const next = new TenantDeadLetters('acme', tenant.carried());
   expect(next.report(report, T0 + 1_000)).toBe(false);
+  expect(next.wakeAt(T0 + 1_000)).toBeLessThanOrEqual(T0 + 1_000); // the first: at once
   expect(next.take(T0 + 1_000).map((e) => e.data.count)).toEqual([5]);
   expect(next.idle(T0 + 2_000)).toBe(false);
+  // nothing due: it wakes only to forget the report, and then may end
+  expect(next.wakeAt(T0 + 2_000)).toBe(T0 + SEEN_MS);
   expect(next.idle(T0 + SEEN_MS)).toBe(true);
+  expect(next.wakeAt(T0 + SEEN_MS)).toBeNull();
 });
+
+const reportOf = (id: string, endpoint: string, tally: DeadLetterTally) => ({ id, tally, endpoints: { [endpoint]: tally.count } });
 
 function tallyOf(data: Record<string, unknown>): DeadLetterTally {
   const at = (iso: unknown) => Date.parse(iso as string);

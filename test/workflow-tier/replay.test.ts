@@ -54,6 +54,8 @@ test('every recorded history replays on the current workflow code', async () => 
   expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_reports.json');
   // an endpoint announcing its operational events: failing, recovered, dead letters, disabled (operational-events)
   expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_events.json');
+  // a tenant's dead letters across its endpoints, one event per window (tenant-events)
+  expect(histories.map((h) => h.workflowId)).toContain('tenantEventsWorkflow_dead-letters.json');
   // ordering keys (docs/ordering.md): deliveries queued behind one another, and their keys' sequencers
   for (const file of [
     'deliveryWorkflow_ordered-head',
