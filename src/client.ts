@@ -182,7 +182,10 @@ export class Redeliver {
    * message is refused.
    */
   async submit(input: DeliveryInput): Promise<DeliveryHandle> {
-    const delivery = this.validate(input);
+    return this.submitValidated(this.validate(input));
+  }
+
+  private async submitValidated(delivery: Delivery): Promise<DeliveryHandle> {
     // an ordered message takes its place on its key before it starts: a key that is full starts nothing
     const place = delivery.orderingKey === undefined ? null : await this.ordering.take(delivery);
     let started: DeliveryHandle;
@@ -239,16 +242,19 @@ export class Redeliver {
     });
   }
 
-  /** Submits many; every input is validated before the first is started, so bad input starts nothing. */
+  /**
+   * Submits many; every input is validated before the first is started, so bad input starts nothing. A message
+   * without an id gets one from its contents (contentMessageId): the same set submitted again sends nothing again.
+   */
   async submitMany(inputs: DeliveryInput[], onProgress?: (done: number) => void, concurrency = 16): Promise<DeliveryHandle[]> {
-    validateDeliveries(inputs, this.validation);
+    const deliveries = validateDeliveries(inputs, this.validation);
     const handles: DeliveryHandle[] = new Array(inputs.length);
     let next = 0;
     let done = 0;
     const worker = async () => {
       while (next < inputs.length) {
         const i = next++;
-        handles[i] = await this.submit(inputs[i]!);
+        handles[i] = await this.submitValidated(deliveries[i]!);
         onProgress?.(++done);
       }
     };
@@ -265,6 +271,11 @@ export class Redeliver {
    */
   async submitBatch(inputs: DeliveryInput[], options: BatchOptions = {}): Promise<BatchSubmission> {
     return this.startBatches(this.plan(inputs, options));
+  }
+
+  /** Every input of a set validated as submit validates it (a missing id from the message's contents), in order. */
+  validateSet(inputs: readonly unknown[]): Delivery[] {
+    return validateDeliveries(inputs, this.validation);
   }
 
   /** Every input validated as submit validates it, and the set cut into batches (planSubmission), without I/O. */

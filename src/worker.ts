@@ -7,7 +7,7 @@ import { WAITING_TYPE } from './activities/retry';
 import { bundleEncryptsFailures, bundleHasTracing } from './bundle';
 import { FAILURE_TYPES, UNSENT_TYPE } from './classify/classify';
 import { ConfigError, type Environment } from './config/errors';
-import { operatorEventsProblems, type OperatorEvents } from './config/operator-events';
+import { OPERATOR_URLS_ENV, operatorAddressProblems, operatorEventsProblems, type OperatorEvents } from './config/operator-events';
 import { deadLetterSinks } from './activities/dead-letter-sink';
 import { runtimeSettingsFromEnv, workerSettingsFromEnv, type RuntimeSettings, type WorkerSettings } from './config/settings';
 import { encryptingDataConverter } from './encryption/data-converter';
@@ -142,6 +142,7 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   const guard = guardOf(options.allowAddresses, settings);
   const maxEndpointsPerTenant = maxEndpointsPerTenantOf(options.maxEndpointsPerTenant, settings);
   const controlTtl = controlTtlOf(options.controlTtlMs);
+  await checkOperatorAddresses(operatorEvents, guard, options.operatorEvents === undefined ? OPERATOR_URLS_ENV : undefined);
   const http = createHttpAgent({ allow: guard });
   // MQTT brokers go through the same SSRF guard; credentials come from the environment checked above (README, "MQTT credentials")
   const mqtt = createMqttPool({ allow: guard, credentials: options.mqttCredentials ?? credentialsFromEnvironment(env) });
@@ -265,6 +266,12 @@ function controlTtlOf(option: number | undefined): number {
   if (option === undefined) return CONTROL_TTL_MS;
   if (Number.isFinite(option) && option >= 0) return option;
   throw new ConfigError([{ variable: 'controlTtlMs', message: `must be a number of ms from 0, got ${JSON.stringify(option)}` }]);
+}
+
+/** Operator URLs the SSRF guard refuses stop the worker before it connects, naming where they came from. */
+async function checkOperatorAddresses(events: OperatorEvents | null, guard: AddressGuard, field?: string): Promise<void> {
+  const problems = events ? await operatorAddressProblems(events, guard, field) : [];
+  if (problems.length) throw new ConfigError(problems);
 }
 
 function guardOf(allow: RedeliverWorkerOptions['allowAddresses'], settings: WorkerSettings): AddressGuard {

@@ -4,7 +4,7 @@ import { METRICS, type DeadLetterSinks } from '../endpoints/operational-events';
 
 /**
  * The worker's end of the sink a delivery that ended a dead letter calls (workflows/operational-events.ts):
- * counted in `redeliver_dead_letters_total{endpoint}` and reported, tallied, to the endpoint's workflow, which
+ * counted in `redeliver_dead_letters_total{endpoint}` and reported, tallied, to its tenant's workflow, which
  * tells the operator URLs in aggregate. Not called on replay: a delivery's dead letter is told once.
  */
 export function deadLetterSinks(reporter: EndpointReporter | null): InjectedSinks<DeadLetterSinks> {
@@ -16,9 +16,9 @@ export function deadLetterSinks(reporter: EndpointReporter | null): InjectedSink
   return {
     endpoints: {
       deadLettered: {
-        fn(_info, endpoint, deliveryId, outcome, at) {
+        fn(_info, endpoint, deliveryId, outcome, at, tenant) {
           counter.add(1, { endpoint });
-          reporter?.deadLettered(endpoint, deliveryId, outcome, at);
+          reporter?.deadLettered(endpoint, deliveryId, outcome, at, tenant);
         },
       },
     },

@@ -2,12 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { endpointReportSignal } from '../workflows/definitions';
+import { endpointReportSignal, tenantDeadLettersSignal } from '../workflows/definitions';
 import type { endpointWorkflow } from '../workflows/endpoint';
-import { endpointStartOptions } from '../workflows/start-options';
+import type { tenantEventsWorkflow } from '../workflows/tenant-events';
+import { endpointStartOptions, tenantEventsStartOptions } from '../workflows/start-options';
 import { sameProfile } from '../endpoints/recording';
 import { mergeTally } from '../endpoints/operational-events';
 import { DEFAULT_MAX_ENDPOINTS_PER_TENANT } from '../config/settings';
+import type { TenantReport } from '../endpoints/tenant-events';
+import { EVENTS_TENANT } from './operational-events';
 import type {
   AttemptOutcome,
   DeadLetterOutcome,
@@ -46,6 +49,14 @@ interface Buffer {
   absentUntil?: number;
 }
 
+/** A tenant's dead letters on their way to its workflow (workflows/tenant-events.ts). */
+interface TenantBuffer {
+  tally?: DeadLetterTally;
+  endpoints: Record<string, number>;
+  /** A report sent that may not have arrived: sent again as it is, under its id, so that it counts once. */
+  unsent?: TenantReport;
+}
+
 /**
  * A worker's side of endpoint health: it collects the outcome of every attempt and the retries its budget
  * held back, and reports them to each endpoint's workflow about once a second (signal-with-start, so the
@@ -58,6 +69,8 @@ interface Buffer {
 export class EndpointReporter {
   readonly identity: string;
   private readonly endpoints = new Map<string, Buffer>();
+  private readonly deadLettersByTenant = new Map<string, TenantBuffer>();
+  private reports = 0;
   private timer: NodeJS.Timeout | undefined;
   private shareTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
@@ -67,7 +80,7 @@ export class EndpointReporter {
   /** Outcomes not reported: their endpoint has no workflow, and their tenant had opened its bound of them (REDELIVER_MAX_ENDPOINTS_PER_TENANT). */
   unopened = 0;
   /** Per tenant, the endpoints its attempts opened workflows for in the window, and when each was last attempted. */
-  private readonly tenants = new Map<string, Map<string, number>>();
+  private readonly endpointsOpened = new Map<string, Map<string, number>>();
   private readonly maxEndpointsPerTenant: number | null;
 
   constructor(
@@ -128,8 +141,8 @@ export class EndpointReporter {
     const max = this.maxEndpointsPerTenant;
     if (tenant === undefined || max === null) return true;
     const now = Date.now();
-    let seen = this.tenants.get(tenant);
-    if (!seen) this.tenants.set(tenant, (seen = new Map()));
+    let seen = this.endpointsOpened.get(tenant);
+    if (!seen) this.endpointsOpened.set(tenant, (seen = new Map()));
     if (!seen.has(endpoint) && seen.size >= max) {
       for (const [e, at] of seen) if (now - at > TENANT_ENDPOINTS_WINDOW_MS) seen.delete(e);
       if (seen.size >= max) return false;
@@ -142,11 +155,23 @@ export class EndpointReporter {
     this.buffer(endpoint).heldBack++;
   }
 
-  /** A delivery to the endpoint ended a dead letter (workflows/operational-events.ts, through the worker's sink). */
-  deadLettered(endpoint: string, deliveryId: string, outcome: DeadLetterOutcome, at: number): void {
-    const b = this.buffer(endpoint);
+  /**
+   * A delivery to the endpoint ended a dead letter (workflows/operational-events.ts, through the worker's sink):
+   * told per tenant across its endpoints; the alerts' own (tenant `redeliver`) per endpoint, as an operator URL
+   * is not told about itself.
+   */
+  deadLettered(endpoint: string, deliveryId: string, outcome: DeadLetterOutcome, at: number, tenant: string): void {
     const one = { deliveryId, at };
-    b.deadLetters = mergeTally(b.deadLetters, { count: 1, outcomes: { [outcome]: 1 }, first: one, last: one });
+    const tally: DeadLetterTally = { count: 1, outcomes: { [outcome]: 1 }, first: one, last: one };
+    if (tenant === EVENTS_TENANT) {
+      const b = this.buffer(endpoint);
+      b.deadLetters = mergeTally(b.deadLetters, tally);
+      return;
+    }
+    let t = this.deadLettersByTenant.get(tenant);
+    if (!t) this.deadLettersByTenant.set(tenant, (t = { endpoints: {} }));
+    t.tally = mergeTally(t.tally, tally);
+    t.endpoints[endpoint] = (t.endpoints[endpoint] ?? 0) + 1;
   }
 
   /** A delivery's retrying ended without delivering it. */
@@ -222,7 +247,7 @@ export class EndpointReporter {
 
   private async send(): Promise<void> {
     this.forgetTenants();
-    await Promise.all([...this.endpoints].map(([endpoint, b]) => this.report(endpoint, b)));
+    await Promise.all([...[...this.endpoints].map(([endpoint, b]) => this.report(endpoint, b)), this.sendTenants()]);
   }
 
   private async report(endpoint: string, b: Buffer): Promise<void> {
@@ -283,9 +308,37 @@ export class EndpointReporter {
   /** Forgets what each tenant attempted longer ago than the window: the bound counts recent endpoints, and memory stays bounded. */
   private forgetTenants(): void {
     const now = Date.now();
-    for (const [tenant, seen] of this.tenants) {
+    for (const [tenant, seen] of this.endpointsOpened) {
       for (const [endpoint, at] of seen) if (now - at > TENANT_ENDPOINTS_WINDOW_MS) seen.delete(endpoint);
-      if (seen.size === 0) this.tenants.delete(tenant);
+      if (seen.size === 0) this.endpointsOpened.delete(tenant);
     }
+  }
+
+  /** Each tenant's dead letters since the last report, one report at a time: at most one waits to be sent again. */
+  private async sendTenants(): Promise<void> {
+    await Promise.all(
+      [...this.deadLettersByTenant].map(async ([tenant, t]) => {
+        if (!t.unsent && t.tally) {
+          t.unsent = { id: `${this.identity}/${++this.reports}`, tally: t.tally, endpoints: t.endpoints };
+          [t.tally, t.endpoints] = [undefined, {}];
+        }
+        const report = t.unsent;
+        if (!report) return void this.deadLettersByTenant.delete(tenant);
+        try {
+          await this.client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () =>
+            this.client.workflow.signalWithStart<typeof tenantEventsWorkflow, [TenantReport]>('tenantEventsWorkflow', {
+              ...tenantEventsStartOptions(tenant, this.taskQueue),
+              taskQueue: this.taskQueue,
+              args: [{ tenant }],
+              signal: tenantDeadLettersSignal,
+              signalArgs: [report],
+            }),
+          );
+          t.unsent = undefined;
+        } catch {
+          // Temporal unreachable, or the answer lost: the same report goes again with the next round
+        }
+      }),
+    );
   }
 }

@@ -1,9 +1,8 @@
 import type { z } from 'zod';
-import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { batchBounds, planBatches } from '../batches';
 import type { EndpointView, Redeliver } from '../client';
 import { DEAD_LETTER_STATES, OPEN_STATES, type DeadLetterState, type DeliveryFilter } from '../delivery/filter';
-import { deliveryIdOf } from '../delivery/ids';
 import type { EndpointHandle } from '../endpoint-handle';
 import type { EndpointControl, EndpointSettingsInput } from '../endpoints/controls';
 import type { DeliveryInput } from '../delivery/types';
@@ -135,17 +134,12 @@ async function submit({ body, key, api }: Call<unknown, unknown, unknown>) {
     return { deliveryId: handle.deliveryId, created: handle.created };
   }
   requireTenants(key, body, (i) => `[${i}].tenant`);
-  // each message's id given here, so that the answer can name each input's delivery, in order
-  const inputs = body.map((input: unknown) =>
-    isObject(input) && input.messageId === undefined ? { ...input, messageId: randomUUID() } : input,
-  ) as DeliveryInput[];
-  const planned = api.redeliver.plan(inputs);
+  // validated here, so that the answer names each input's delivery, in order (an id left out comes from its contents)
+  const deliveries = api.redeliver.validateSet(body);
+  const planned = planBatches(deliveries, batchBounds({}));
   await api.redeliver.startBatches(planned);
   const batchOf = new Map(planned.flatMap((b) => b.deliveries.map((d) => [d.deliveryId, b.batchId] as const)));
-  return inputs.map((input) => {
-    const deliveryId = deliveryIdOf(input.tenant, input.device, input.messageId!);
-    return { deliveryId, batchId: batchOf.get(deliveryId)! };
-  });
+  return deliveries.map(({ deliveryId }) => ({ deliveryId, batchId: batchOf.get(deliveryId)! }));
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -310,7 +304,8 @@ export const ROUTES: readonly Route[] = [
     description:
       'One delivery: started as its own workflow, idempotent by message id (the same message again answers the existing ' +
       'delivery, `created: false`; another message under the same id is 409 naming `messageId`). An array takes the ' +
-      "batch path (docs/batches.md): each message's id, in order, and the batch that makes its first attempt. Every " +
+      "batch path (docs/batches.md): each message's id, in order, and the batch that makes its first attempt (a missing " +
+      "id comes from the message's contents: the same array POSTed again sends nothing again). Every " +
       'input is checked before anything starts: 400 lists every wrong field.',
     role: 'produce',
     body: s.submitBody,

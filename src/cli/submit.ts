@@ -46,7 +46,10 @@ export function registerSubmit(program: Command): void {
       .description(
         'submit one delivery, or a file of them in batches; prints the ids (idempotent: the same --id, or the same file, starts nothing new)',
       )
-      .option('--file <path>', 'bulk: a JSON array or NDJSON of deliveries (as in the client API); - for stdin')
+      .option(
+        '--file <path>',
+        'bulk: a JSON array or NDJSON of deliveries (as in the client API; a missing messageId comes from the message, so the same file again sends nothing again); - for stdin',
+      )
       .option('--no-batch', 'with --file: one workflow per message instead of batches')
       .option('--batch-id <id>', 'with --file: the batch id (default: a hash of the contents; several batches: <id>-1, <id>-2, …)')
       .option('--batch-size <n>', 'with --file: messages per batch, 1 to 1000 (default 500)')

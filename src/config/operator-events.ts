@@ -1,3 +1,6 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { BlockedAddressError, type AddressGuard } from '../transports/address-guard';
 import { OPERATOR_TENANT } from '../delivery/ids';
 import { releaseSecret } from '../transports/secret-binding';
 import { SIGNING_SECRET, type SigningSecretResolver } from '../transports/signing';
@@ -78,6 +81,39 @@ export function operatorEventsProblems(
             ? o.message
             : o.kind;
     problems.push({ variable: fields.signing, message });
+  }
+  return problems;
+}
+
+/** The addresses a host name stands for: an IP literal itself, a name as the resolver answers now. */
+export type ResolveHost = (host: string) => Promise<string[]>;
+
+const resolveHost: ResolveHost = async (host) => (await lookup(host, { all: true })).map((a) => a.address);
+
+/**
+ * Operator URLs whose host the SSRF guard refuses (REDELIVER_ALLOW_ADDRESSES), found at the worker's start: a
+ * URL an operator mistyped, or was handed, to point at the metadata service or an internal host would otherwise
+ * be sent a signed event about every failing endpoint. Names are resolved now; the guard checks again at each
+ * connection (a name may change its answer). A name that does not resolve yet is left to that check.
+ */
+export async function operatorAddressProblems(
+  events: OperatorEvents,
+  guard: AddressGuard,
+  field: string = OPTION_FIELDS.urls,
+  resolve: ResolveHost = resolveHost,
+): Promise<ConfigProblem[]> {
+  const problems: ConfigProblem[] = [];
+  for (const url of events.urls) {
+    const host = parsedUrl(url)?.hostname.replace(/^\[(.*)\]$/, '$1');
+    if (!host) continue;
+    const addresses = isIP(host) ? [host] : await resolve(host).catch(() => []);
+    const refused = addresses.find((address) => guard.refusal(address));
+    if (refused === undefined) continue;
+    const why = new BlockedAddressError(host, refused, guard.refusal(refused)!).message;
+    problems.push({
+      variable: field,
+      message: `${JSON.stringify(url)}: ${why}; open it in REDELIVER_ALLOW_ADDRESSES (allowed now: ${guard.describe()}) only if it is yours`,
+    });
   }
   return problems;
 }

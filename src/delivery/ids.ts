@@ -23,5 +23,13 @@ export function endpointWorkflowId(endpoint: string, taskQueue: string): string 
   return taskQueue === DEFAULT_TASK_QUEUE ? `endpoint/${endpoint}` : `endpoint/${taskQueue}/${endpoint}`;
 }
 
+/**
+ * A tenant's dead-letter aggregator (workflows/tenant-events.ts): one per tenant and task queue, named
+ * `events/<tenant>` on the default queue, `events/<queue>/<tenant>` on others, as endpoints' are.
+ */
+export function tenantEventsWorkflowId(tenant: string, taskQueue: string): string {
+  return taskQueue === DEFAULT_TASK_QUEUE ? `events/${tenant}` : `events/${taskQueue}/${tenant}`;
+}
+
 /** The task queue workers poll and deliveries run on, unless configured otherwise. */
 export const DEFAULT_TASK_QUEUE = 'redeliver';

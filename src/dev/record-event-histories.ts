@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { Redeliver } from '../client';
-import { endpointWorkflowId } from '../delivery/ids';
+import { endpointWorkflowId, tenantEventsWorkflowId } from '../delivery/ids';
 import { startFlakyEndpoint } from '../demo/flaky-endpoint';
 
 export async function recordEventHistories(redeliver: Redeliver, outDir: string, only: string[]): Promise<void> {
@@ -41,5 +41,36 @@ export async function recordEventHistories(redeliver: Redeliver, outDir: string,
     console.log(`endpoint-events: ${history.events?.length} events → ${path.relative(process.cwd(), file)}`);
   } finally {
     await endpoint.close();
+  }
+}
+
+/**
+ * A tenant's dead-letter aggregator (workflows/tenant-events.ts): dead letters on two endpoints (one host,
+ * two ports) told in one event at once, then the next ones together a window later: tenantEventsWorkflow_dead-letters.json.
+ */
+export async function recordTenantEventHistories(redeliver: Redeliver, outDir: string, only: string[]): Promise<void> {
+  if (only.length > 0 && !only.includes('tenant-events')) return;
+  const endpoints = [await startFlakyEndpoint(), await startFlakyEndpoint()];
+  try {
+    const refused = (n: number) =>
+      redeliver.submit({
+        kind: 'event',
+        tenant: 'fixtures-tenant',
+        device: 'device-1',
+        messageId: `dead-${n}`,
+        target: `${endpoints[n % 2]!.url}/dead?fail=99&status=400`,
+        payload: { n },
+      });
+    await Promise.all((await Promise.all([1, 2].map(refused))).map((h) => h.result()));
+    // the first event goes at once; these wait for the window
+    await new Promise((res) => setTimeout(res, 3_000));
+    await Promise.all((await Promise.all([3, 4, 5].map(refused))).map((h) => h.result()));
+    await new Promise((res) => setTimeout(res, 33_000));
+    const history = await redeliver.client.workflow.getHandle(tenantEventsWorkflowId('fixtures-tenant', 'record-histories')).fetchHistory();
+    const file = path.join(outDir, 'tenantEventsWorkflow_dead-letters.json');
+    writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+    console.log(`tenant-events: ${history.events?.length} events → ${path.relative(process.cwd(), file)}`);
+  } finally {
+    await Promise.all(endpoints.map((e) => e.close()));
   }
 }

@@ -13,7 +13,7 @@ import { startFlakyEndpoint } from '../demo/flaky-endpoint';
 import { createWorker, installRuntime, runWorker } from '../worker';
 import { startDevServer } from './dev-server';
 import { freePort } from './ports';
-import { recordEventHistories } from './record-event-histories';
+import { recordEventHistories, recordTenantEventHistories } from './record-event-histories';
 import { recordSubscriptionHistories } from './record-mqtt-histories';
 import { recordOrderingHistories } from './record-ordering-histories';
 import { projectRoot } from './temporal-cli';
@@ -194,6 +194,7 @@ async function main(): Promise<void> {
     if (only.length === 0 || only.includes('endpoint-failing-by-time')) await recordFailingByTime(connected, outDir);
     // an endpoint whose workflow announces its operational events (operational-events)
     await recordEventHistories(connected, outDir, only);
+    await recordTenantEventHistories(connected, outDir, only);
     // ordering keys: deliveries queued behind one another, and their key's sequencer
     await recordOrderingHistories(connected, endpoint.url, outDir, only);
     // command subscriptions, and a delivery over MQTT (its command's response)

@@ -23,14 +23,15 @@ export const METRICS = {
 /** Where a delivery tells its worker it ended a dead letter: a sink, so its history does not change (no command). */
 export interface DeadLetterSinks extends Sinks {
   endpoints: {
-    deadLettered(endpoint: string, deliveryId: string, outcome: DeadLetterOutcome, at: number): void;
+    deadLettered(endpoint: string, deliveryId: string, outcome: DeadLetterOutcome, at: number, tenant: string): void;
   };
 }
 
 /**
- * A storm of dead letters is told in one event per endpoint per window: the first at once, the rest together
- * when the window since the last one has passed. 30 s: prompt enough to act on, and a storm of any size
- * costs an operator URL at most two events a minute per endpoint.
+ * A storm of dead letters is told in one event per tenant per window, across its endpoints (endpoints/tenant-events.ts;
+ * the alerts' own dead letters, tenant `redeliver`, per endpoint): the first at once, the rest together when the
+ * window since the last one has passed. 30 s: prompt enough to act on, and a storm of any size costs an operator
+ * URL at most two events a minute per tenant.
  */
 export const DEAD_LETTER_WINDOW_MS = 30_000;
 
@@ -137,20 +138,7 @@ export class EndpointEvents {
   take(now: number): OperationalEvent[] {
     const due = this.deadLettersDueAt;
     if (this.tally && due !== null && now >= due) {
-      const t = this.tally;
-      this.add('deliveries.dead-lettered', t.last.at, {
-        state: 'dead-lettered',
-        since: iso(t.first.at),
-        reason: Object.entries(t.outcomes)
-          .map(([outcome, n]) => `${n} ${outcome}`)
-          .join(', '),
-        count: t.count,
-        outcomes: t.outcomes,
-        firstDeliveryId: t.first.deliveryId,
-        lastDeliveryId: t.last.deliveryId,
-        until: iso(t.last.at),
-        windowMs: DEAD_LETTER_WINDOW_MS,
-      });
+      this.add('deliveries.dead-lettered', this.tally.last.at, deadLetterFields(this.tally));
       this.tally = undefined;
       this.toldAt = now;
     }
@@ -171,8 +159,25 @@ export class EndpointEvents {
   }
 }
 
+/** What a `deliveries.dead-lettered` event says of a tally: its counts, by outcome, and its first and last. */
+export function deadLetterFields(t: DeadLetterTally): EventFields {
+  return {
+    state: 'dead-lettered',
+    since: iso(t.first.at),
+    reason: Object.entries(t.outcomes)
+      .map(([outcome, n]) => `${n} ${outcome}`)
+      .join(', '),
+    count: t.count,
+    outcomes: t.outcomes,
+    firstDeliveryId: t.first.deliveryId,
+    lastDeliveryId: t.last.deliveryId,
+    until: iso(t.last.at),
+    windowMs: DEAD_LETTER_WINDOW_MS,
+  };
+}
+
 /** The endpoint as a part of a message id: printable ASCII without `/`, `+`, `#` or whitespace, at most 100 characters. */
-function idToken(endpoint: string): string {
+export function idToken(endpoint: string): string {
   return endpoint.replace(/[^A-Za-z0-9.:[\]_-]/g, '_').slice(0, 100);
 }
 

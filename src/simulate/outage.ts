@@ -1,4 +1,5 @@
 import { expiresAt } from '../delivery/summary';
+import { InvalidInputError } from '../errors';
 import { RetryBudget, type RetryBudgetOptions } from '../endpoints/budget';
 import type { FailurePeriod, OutageRecording, RecordBucket } from '../endpoints/recording';
 import type { ArrivalProfile } from '../endpoints/types';
@@ -15,6 +16,8 @@ export interface ReplayOptions {
   budget: RetryBudgetOptions | null;
   /** Same seed, same numbers. Default 1. */
   seed?: number;
+  /** Attempts at the most; past them the replay is refused. Default MAX_REPLAYED_ATTEMPTS. */
+  maxAttempts?: number;
 }
 
 export interface OutageReplay {
@@ -38,6 +41,19 @@ interface Replayed {
 }
 
 const ENDPOINT = 'replayed';
+
+/**
+ * Attempts a replay makes at the most (docs/outage-replay.md, "Bounds"): a file within its bounds can still
+ * ask a policy without an age or attempt bound to retry through weeks of downtime, millions of times.
+ */
+export const MAX_REPLAYED_ATTEMPTS = 20_000_000;
+
+function tooManyAttempts(max: number): InvalidInputError {
+  const message =
+    `make the replay pass ${max.toLocaleString('en')} attempts: the policy retries too often through the ` +
+    'recorded downtime; bound it (--max-attempts, --max-age) or replay a shorter window';
+  return new InvalidInputError([{ field: 'periods', message }], 'replay');
+}
 
 /**
  * A recorded outage in virtual time, under a candidate policy and retry budget: the recorded first attempts
@@ -64,6 +80,8 @@ export function replayOutage(recording: OutageRecording, options: ReplayOptions)
     if (outcome !== 'dropped') tally(seconds, at, outcome);
   };
 
+  const maxAttempts = options.maxAttempts ?? MAX_REPLAYED_ATTEMPTS;
+  let attempts = 0;
   for (let next = queue.pop(); next; next = queue.pop()) {
     const { at: t, event: d } = next;
     if (d.attempts > 0) {
@@ -80,6 +98,7 @@ export function replayOutage(recording: OutageRecording, options: ReplayOptions)
       d.reservedAt = null;
     }
     d.attempts++;
+    if (++attempts > maxAttempts) throw tooManyAttempts(maxAttempts);
     const failed = isDown(periods, t);
     tally(seconds, t, 'requests');
     if (d.attempts > 1) tally(seconds, t, 'retries');

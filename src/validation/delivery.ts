@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError, type Problem } from '../errors';
 import { STABLE_CODE } from '../classify/classify';
@@ -197,6 +197,12 @@ export interface ValidateOptions {
   secretTenants?: SecretTenantsLookup;
   /** One of redeliver's own operational events, the only deliveries of the reserved tenant (activities/operational-events.ts). */
   operationalEvent?: boolean;
+  /**
+   * A missing `messageId`: `random`, a new UUID (a single submit: each call is a message of its own), or
+   * `content`, derived from the message (contentMessageId: a set submitted again names the same messages, so
+   * sends nothing again). Default `random`; `validateDeliveries`, what sets go through, defaults to `content`.
+   */
+  messageIds?: 'random' | 'content';
 }
 
 /**
@@ -277,7 +283,6 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
 
   if (problems.length > 0 || !url || !kind) throw new InvalidInputError(problems, 'delivery');
 
-  const messageId = input.messageId ?? randomUUID();
   const validTarget: Target =
     mqttTopic === undefined
       ? {
@@ -298,9 +303,10 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
           timeout,
           tls: target.tls ?? null,
         };
+  // the ids first, filled in below: the key order is part of a delivery's fingerprint (a resubmit's check)
   const delivery: Delivery = {
-    deliveryId: deliveryIdOf(input.tenant, input.device, messageId),
-    messageId,
+    deliveryId: '',
+    messageId: '',
     kind,
     qos,
     tenant: input.tenant,
@@ -315,10 +321,24 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
     submittedAt: now,
     ...(input.orderingKey !== undefined && { orderingKey: input.orderingKey }),
   };
+  delivery.messageId = input.messageId ?? (options.messageIds === 'content' ? contentMessageId(delivery) : randomUUID());
+  delivery.deliveryId = deliveryIdOf(input.tenant, input.device, delivery.messageId);
   // measured on the delivery itself, as its workflow will store it: so only once everything else is right
   const tooBig = storedSizeProblem({ ...delivery }, options.maxDeliveryBytes ?? defaultMaxDeliveryBytes(maxBytes));
   if (tooBig) throw new InvalidInputError([tooBig], 'delivery');
   return delivery;
+}
+
+/**
+ * The message id of a message submitted in a set without one: a hash of everything that makes it the message
+ * it is (tenant, device, kind, qos, target, body, content type, command, policy, overrides, ordering key) and
+ * nothing else (not the submit time, not its place in the set). The same message submitted again, in this set
+ * or a later one, has the same id, hence the same delivery: sent once. The price: two identical messages meant
+ * to be sent twice (the same reading at two times) are one; those need message ids of their own.
+ */
+export function contentMessageId(delivery: Delivery): string {
+  const { deliveryId: _deliveryId, messageId: _messageId, submittedAt: _submittedAt, ...content } = delivery;
+  return `content-${createHash('sha256').update(JSON.stringify(content)).digest('base64url').slice(0, 32)}`;
 }
 
 /** An opted-in target's batching, defaults filled in; nothing at all when it did not opt in (HttpTarget.batch). */
@@ -479,9 +499,11 @@ function expandUrl(url: string, input: DeliveryInput, bad: Set<string | undefine
 export function validateDeliveries(inputs: readonly unknown[], options: ValidateOptions = {}): Delivery[] {
   const problems: Problem[] = [];
   const deliveries: Delivery[] = [];
+  // a set's messages without an id get one from their contents: the same set again is the same messages
+  const each: ValidateOptions = { ...options, messageIds: options.messageIds ?? 'content' };
   for (const [i, input] of inputs.entries()) {
     try {
-      deliveries.push(validateDelivery(input, options));
+      deliveries.push(validateDelivery(input, each));
     } catch (err) {
       if (!(err instanceof InvalidInputError)) throw err;
       problems.push(...err.problems.map((p) => ({ field: `[${i}].${p.field}`, message: p.message })));

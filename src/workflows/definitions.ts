@@ -5,6 +5,7 @@ import type { EndpointControl, EndpointSettingsChange, ModeChange } from '../end
 import type { TimelineBucket } from '../endpoints/timeline';
 import type { OutageRecording } from '../endpoints/recording';
 import type { EndpointDowntimeReport, EndpointReport, EndpointStatus } from '../endpoints/types';
+import type { TenantReport } from '../endpoints/tenant-events';
 import type { ReceivedCommand, SubscriptionStatus } from '../subscription/types';
 import type { EnqueueRequest, OrderingNotice, OrderingStatus, Place } from './ordering-state';
 
@@ -63,6 +64,9 @@ export const stopSubscriptionUpdate = defineUpdate<SubscriptionStatus, [reason: 
 
 /** Sent by each worker about once a second: the attempts it made to the endpoint, and the retries its budget held back. */
 export const endpointReportSignal = defineSignal<[EndpointReport]>('report');
+
+/** Sent by a worker about once a second while a tenant's deliveries end dead letters (workflows/tenant-events.ts). */
+export const tenantDeadLettersSignal = defineSignal<[TenantReport]>('deadLetters');
 
 /** An endpoint's health, failure rate, workers retrying to it and downtime totals, as of a time (the caller's clock). */
 export const endpointStatusQuery = defineQuery<EndpointStatus, [asOf?: number]>('status');

@@ -3,3 +3,4 @@ export { commandSubscriptionWorkflow, type SubscriptionWorkflowInput } from './c
 export { endpointWorkflow, type EndpointWorkflowInput } from './endpoint';
 export { batchWorkflow } from './batch';
 export { orderingWorkflow, type OrderingWorkflowInput } from './ordering';
+export { tenantEventsWorkflow, type TenantEventsInput } from './tenant-events';

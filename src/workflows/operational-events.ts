@@ -3,7 +3,13 @@ import type { Activities } from '../activities';
 import type { Delivery, DeliveryResult } from '../delivery/types';
 import { DEAD_LETTER_STATES } from '../delivery/filter';
 import type { EndpointHealthState } from '../endpoints/health';
-import { METRICS, type DeadLetterOutcome, type DeadLetterSinks, type EndpointEvents } from '../endpoints/operational-events';
+import {
+  METRICS,
+  type DeadLetterOutcome,
+  type DeadLetterSinks,
+  type EndpointEvents,
+  type OperationalEvent,
+} from '../endpoints/operational-events';
 
 /**
  * The patch of the events: an endpoint's workflow announces them by an activity that running endpoint workflows
@@ -24,6 +30,11 @@ const { announceEvents } = proxyActivities<Activities>({
 export async function sendEvents(events: EndpointEvents, now: number): Promise<void> {
   const due = events.take(now);
   if (due.length === 0 || !patched(OPERATIONAL_EVENTS)) return;
+  await announce(due);
+}
+
+/** Starts the events' deliveries; events that cannot be sent are logged, and the caller goes on. */
+export async function announce(due: OperationalEvent[]): Promise<void> {
   try {
     await announceEvents(due);
   } catch (err) {
@@ -45,9 +56,9 @@ export function countTransition(endpoint: string, to: EndpointHealthState | 'dis
 
 const { endpoints } = proxySinks<DeadLetterSinks>();
 
-/** A delivery that ended a dead letter tells its worker, which reports it to the endpoint's workflow (aggregated) and counts it. */
+/** A delivery that ended a dead letter tells its worker, which reports it to its tenant's workflow (aggregated) and counts it. */
 export function tellDeadLetter(delivery: Delivery, result: DeliveryResult): void {
   const outcome = result.outcome;
   if ((DEAD_LETTER_STATES as readonly string[]).includes(outcome))
-    endpoints.deadLettered(delivery.endpoint, delivery.deliveryId, outcome as DeadLetterOutcome, Date.now());
+    endpoints.deadLettered(delivery.endpoint, delivery.deliveryId, outcome as DeadLetterOutcome, Date.now(), delivery.tenant);
 }

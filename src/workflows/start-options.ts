@@ -1,5 +1,5 @@
 import type { SearchAttributePair } from '@temporalio/common';
-import { endpointWorkflowId } from '../delivery/ids';
+import { endpointWorkflowId, tenantEventsWorkflowId } from '../delivery/ids';
 import { deliveryDetails, deliverySummary, humanDuration } from '../delivery/summary';
 import type { Delivery } from '../delivery/types';
 import { describePolicy } from '../policy/describe';
@@ -94,5 +94,14 @@ export function endpointStartOptions(endpoint: string, taskQueue: string) {
       { key: EndpointHealth, value: 'healthy' },
     ],
     staticSummary: `endpoint ${endpoint}: health, retry budget and downtime`,
+  };
+}
+
+/** A tenant's dead-letter aggregator, started by a worker's first report of the tenant's dead letters. */
+export function tenantEventsStartOptions(tenant: string, taskQueue: string) {
+  return {
+    workflowId: tenantEventsWorkflowId(tenant, taskQueue),
+    typedSearchAttributes: [{ key: Tenant, value: tenant }],
+    staticSummary: `tenant ${tenant}: dead letters told to the operator URLs, one event per window`,
   };
 }

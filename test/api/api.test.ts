@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ROUTES } from '../../src/api/routes';
+import { batchWorkflowId } from '../../src/batch/types';
 import type { DeliveryInput } from '../../src/delivery/types';
 import { type InvalidInputError } from '../../src/errors';
 import { validateDelivery } from '../../src/validation/delivery';
@@ -141,15 +142,37 @@ describe('submit', () => {
       20_000,
       'the batch at the receiver',
     );
-    // without a message id, each gets one of its own, answered in order
-    const unnamed = await api.call('POST', '/v1/deliveries', KEYS.a, [event({ messageId: undefined }), event({ messageId: undefined })]);
+    // without a message id, each gets one from its contents, answered in order
+    const unnamed = await api.call(
+      'POST',
+      '/v1/deliveries',
+      KEYS.a,
+      [1, 2].map((v) => event({ messageId: undefined, payload: { v } })),
+    );
     expect(unnamed.json).toEqual(
-      [0, 1].map(() => ({ deliveryId: expect.stringMatching(`^delivery/${A}/d1/[0-9a-f-]{36}$`), batchId: expect.any(String) })),
+      [0, 1].map(() => ({ deliveryId: expect.stringMatching(`^delivery/${A}/d1/content-[\\w-]{32}$`), batchId: expect.any(String) })),
     );
     expect(unnamed.json[0].deliveryId).not.toBe(unnamed.json[1].deliveryId);
     const bad = await api.call('POST', '/v1/deliveries', KEYS.a, [event(), { ...event(), kind: 'x' }]);
     expect(bad.status).toBe(400);
     expect(bad.json.problems).toEqual([{ field: '[1].kind', message: expect.any(String) }]);
+  });
+
+  test('an array without message ids POSTed twice sends each message once: the ids, hence the batch, come from the contents', async () => {
+    const path = `/again-${randomUUID().slice(0, 8)}`;
+    const inputs = Array.from({ length: 50 }, (_, n) =>
+      event({ messageId: undefined, target: `${env.receiver.url}${path}`, payload: { n } }),
+    );
+    const first = await api.call('POST', '/v1/deliveries', KEYS.a, inputs);
+    const again = await api.call('POST', '/v1/deliveries', KEYS.a, inputs);
+    expect([first.status, again.status]).toEqual([202, 202]);
+    expect(again.json).toEqual(first.json);
+    const batchIds = new Set([...first.json, ...again.json].map((a: { batchId: string }) => a.batchId));
+    // every batch either POST started has made its first attempts: what the receiver has is all it gets
+    await Promise.all([...batchIds].map((id) => env.h.client.workflow.getHandle(batchWorkflowId(A, id)).result()));
+    const received = env.receiver.requests.filter((r) => r.path === path);
+    expect(received).toHaveLength(50);
+    expect(new Set(received.map((r) => r.messageId)).size).toBe(50);
   });
 
   test('401 without a key or with an unknown one; 403 for a tenant the key does not hold, or a role it lacks', async () => {

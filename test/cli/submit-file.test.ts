@@ -111,6 +111,24 @@ test('the same file submitted again sends nothing: its batch existed', async () 
   for (const m of inputs) expect(requestsOf(m)).toHaveLength(1);
 });
 
+test('a file without message ids submitted twice sends each message once, in batches or one by one', async () => {
+  for (const mode of [[], ['--no-batch']]) {
+    const route = `/file-unnamed-${randomUUID().slice(0, 8)}`;
+    const inputs = Array.from({ length: 30 }, (_, n) => ({ ...message('unnamed', route), messageId: undefined, payload: { n } }));
+    const file = ndjson(inputs);
+    const runs = [];
+    for (const _ of [1, 2]) runs.push(await runCli(['submit', '--file', file, ...mode, '--wait', '--json', ...conn()]));
+    expect(runs.map((r) => r.code)).toEqual([0, 0]);
+    const [first, again] = runs.map((r) => JSON.parse(r.stdout) as FileReport);
+    // the second run names the same deliveries, and starts nothing: no new batch, no new delivery
+    expect(again!.deliveryIds).toEqual(first!.deliveryIds);
+    expect(again!.created).toBe(0);
+    const received = env.endpoint.received.filter((r) => r.path === route);
+    expect(received).toHaveLength(30);
+    expect(new Set(received.map((r) => r.messageId)).size).toBe(30);
+  }
+});
+
 test('submit --file --no-batch keeps one workflow per message, and --wait counts their outcomes', async () => {
   const device = `each-${randomUUID().slice(0, 8)}`;
   const inputs = [message(device, '/file-each'), message(device, '/file-each'), message(device, '/file-each?fail=1&status=503')];

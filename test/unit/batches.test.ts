@@ -1,4 +1,4 @@
-import { MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, batchBounds, checkBatchId, planBatches } from '../../src/batches';
+import { MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, batchBounds, checkBatchId, planBatches, planSubmission } from '../../src/batches';
 import type { Delivery } from '../../src/delivery/types';
 import { InvalidInputError } from '../../src/errors';
 import { storedBytes } from '../../src/validation/limits';
@@ -140,5 +140,43 @@ describe('batchBounds and checkBatchId', () => {
     expect(refusal(() => checkBatchId('a/b'))).toEqual({ batchId: 'must not contain whitespace, "/", "+" or "#"' });
     expect(Object.keys(refusal(() => checkBatchId('x'.repeat(129))))).toEqual(['batchId']);
     expect(Object.keys(refusal(() => checkBatchId('')))).toEqual(['batchId']);
+  });
+});
+
+describe('messages without ids, in a set', () => {
+  const unnamed = (n: number) => ({
+    kind: 'event',
+    tenant: 'acme',
+    device: 'd1',
+    target: 'https://ingest.example.com/t',
+    payload: { n },
+  });
+  const plan = (inputs: unknown[], now: number) => planSubmission(inputs, {}, { now });
+
+  test('get their ids from their contents: the same set planned again, later, is the same messages in the same batches', () => {
+    const inputs = Array.from({ length: 30 }, (_, n) => unnamed(n));
+    const [first, again] = [plan(inputs, NOW), plan(inputs, NOW + 60_000)];
+    expect(again.map((b) => b.batchId)).toEqual(first.map((b) => b.batchId));
+    expect(ids(again[0]!.deliveries)).toEqual(ids(first[0]!.deliveries));
+    expect(new Set(ids(first[0]!.deliveries)).size).toBe(30);
+    expect(first[0]!.deliveries[0]!.messageId).toMatch(/^content-[\w-]{32}$/);
+  });
+
+  test('identical messages are one; anything that changes what is sent or how makes another', () => {
+    const [same] = plan([unnamed(1), unnamed(1)], NOW);
+    expect(same!.deliveries).toHaveLength(1);
+    const variants = [
+      unnamed(1),
+      { ...unnamed(1), device: 'd2' },
+      { ...unnamed(1), target: 'https://ingest.example.com/u' },
+      { ...unnamed(1), policy: { maxAge: '1h' } },
+    ];
+    expect(new Set(plan(variants, NOW).flatMap((b) => ids(b.deliveries))).size).toBe(4);
+  });
+
+  test('a single message without an id still gets a new UUID each time', () => {
+    const [a, b] = [validateDelivery(unnamed(1), { now: NOW }), validateDelivery(unnamed(1), { now: NOW })];
+    expect(a.messageId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(a.messageId).not.toBe(b.messageId);
   });
 });

@@ -1,4 +1,6 @@
 import { ConfigError, workerSettingsFromEnv } from '../../src/config';
+import { operatorAddressProblems } from '../../src/config/operator-events';
+import { createWorker } from '../../src/worker';
 import { DEAD_LETTER_WINDOW_MS, EndpointEvents, envelopeOf, type DeadLetterTally } from '../../src/endpoints/operational-events';
 import type { EndpointHealth } from '../../src/endpoints/health';
 
@@ -149,6 +151,35 @@ describe('operator URLs', () => {
         REDELIVER_SIGNING_SECRETS_OPS: JSON.stringify(everyTenant),
       }),
     ).toEqual([]);
+  });
+
+  test('an operator URL the SSRF guard refuses stops the worker at start, naming the variable; the allow-list opens it', async () => {
+    const env = {
+      HOME: '/nonexistent',
+      REDELIVER_OPERATOR_URLS: 'http://169.254.169.254/latest/meta-data, http://localhost:9/ops',
+      REDELIVER_OPERATOR_SIGNING_SECRET: 'ops',
+      REDELIVER_SIGNING_SECRETS_OPS: JSON.stringify({ ...secret, endpoints: ['http://169.254.169.254', 'http://localhost:9'] }),
+    };
+    // refused before it connects to anything: there is no Temporal server here
+    const refused = await createWorker({ env }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect((refused as ConfigError).problems.map((p) => `${p.variable}: ${p.message}`)).toEqual([
+      expect.stringMatching(/^REDELIVER_OPERATOR_URLS: "http:\/\/169\.254\.169\.254\/latest\/meta-data": .*cloud metadata service/),
+      expect.stringMatching(/^REDELIVER_OPERATOR_URLS: "http:\/\/localhost:9\/ops": localhost resolves to .*loopback/),
+    ]);
+    // the allow-list opens a range: loopback for a test's receiver, say, and the metadata service only by its own name
+    const loopback = workerSettingsFromEnv({ ...env, REDELIVER_ALLOW_ADDRESSES: 'loopback, link-local' });
+    const left = await operatorAddressProblems(loopback.operatorEvents!, loopback.allowAddresses, 'REDELIVER_OPERATOR_URLS');
+    expect(left.map((p) => p.message)).toEqual([expect.stringContaining('169.254.169.254')]);
+    const open = workerSettingsFromEnv({ ...env, REDELIVER_ALLOW_ADDRESSES: 'loopback, metadata' });
+    expect(await operatorAddressProblems(open.operatorEvents!, open.allowAddresses)).toEqual([]);
+    // a name is checked by what it resolves to
+    const named = { urls: ['https://ops.example.com/hooks'], signing: 'ops' };
+    const guard = workerSettingsFromEnv({ HOME: '/nonexistent' }).allowAddresses;
+    expect(await operatorAddressProblems(named, guard, 'x', async () => ['93.184.215.14'])).toEqual([]);
+    expect(await operatorAddressProblems(named, guard, 'x', async () => ['93.184.215.14', '10.0.0.7'])).toEqual([
+      { variable: 'x', message: expect.stringContaining('ops.example.com resolves to 10.0.0.7: a private network address') },
+    ]);
   });
 
   test('URLs with a secret bound to them are what the worker sends events to', () => {

@@ -216,6 +216,41 @@ describe('a recording file', () => {
     expect(() => parseOutageRecording(JSON.stringify(bad))).toThrow(/profiles\.0\.policy\.max/);
   });
 
+  // each of these files is under a kilobyte; unbounded, the first asked for 3 million deliveries (1.16 GB)
+  test.each([
+    ['seconds.1.arrivals', { seconds: [bucketAt(0, 600_000), bucketAt(1, 2_400_000)] }],
+    ['to', { to: '9999-12-31T00:00:00Z' }],
+    [
+      'periods.0.to',
+      { to: iso(T0 + 40 * 86_400_000), periods: [{ from: iso(T0), to: iso(T0 + 40 * 86_400_000), attempts: 1, failures: 1, reason: 'x' }] },
+    ],
+    ['to', { to: iso(T0 - 1_000) }],
+    ['periods.0.to', { periods: [{ from: iso(T0), to: '9999-12-31T00:00:00Z', attempts: 1, failures: 1, reason: 'x' }] }],
+    ['periods.0.to', { periods: [{ from: iso(T0 + 5_000), to: iso(T0), attempts: 1, failures: 1, reason: 'x' }] }],
+    ['seconds.0.second', { seconds: [bucketAt(-86_400, 1)] }],
+    ['hours.0.second', { hours: [{ ...bucketAt(86_400, 0), second: 4_000_000_000 }] }],
+    ['periods', { periods: Array.from({ length: 201 }, () => storm().periods[0]!) }],
+    ['seconds', { seconds: Array.from({ length: 3_601 }, (_, i) => bucketAt(i, 1)) }],
+  ])('past its bounds is refused before the replay, naming %s', (field, change) => {
+    const file = JSON.stringify({ ...storm(), ...change });
+    expect(refusal(file).problems.map((p) => p.field)).toEqual([field]);
+  });
+
+  test('a policy that retries without bound through the downtime stops the replay at its attempt bound, naming the periods', () => {
+    const unbounded: ArrivalProfile = { kind: 'event', policy: { ...EVENT.policy, maxAttempts: 0, maxAge: null } };
+    const recording = { ...storm(unbounded), to: iso(T0 + 30 * 86_400_000) };
+    recording.periods = [{ ...recording.periods[0]!, to: recording.to }];
+    let error: unknown;
+    try {
+      replayOutage(recording, { budget: null, maxAttempts: 100_000 });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect((error as InvalidInputError).problems.map((p) => p.field)).toEqual(['periods']);
+    expect(replayOutage(storm(), { budget: null }).deliveries).toBe(500);
+  });
+
   test('reads back what exportRecording writes', () => {
     let r = recordAttempts(openRecording(), [
       failed(T0, { arrival: EVENT }),
@@ -232,6 +267,21 @@ describe('a recording file', () => {
     expect(parseOutageRecording(JSON.stringify(exported))).toEqual(exported);
   });
 });
+
+/** A second `offset` seconds after T0 that had `arrivals` first attempts of the one profile. */
+function bucketAt(offset: number, arrivals: number) {
+  return { second: T0 / 1000 + offset, requests: arrivals, failed: arrivals, retries: 0, arrivals: [arrivals] };
+}
+
+function refusal(file: string): InvalidInputError {
+  try {
+    parseOutageRecording(file);
+  } catch (err) {
+    if (err instanceof InvalidInputError) return err;
+    throw err;
+  }
+  throw new Error('not refused');
+}
 
 function iso(t: number): string {
   return new Date(t).toISOString();

@@ -57,6 +57,8 @@ test('every recorded history replays on the current workflow code', async () => 
   // an endpoint failing by time alone after one attempt: before endpoint-wake-ahead (a 1 ms timer after another), and after it
   expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_failing-by-time-spinning.json');
   expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_failing-by-time.json');
+  // a tenant's dead letters across its endpoints, one event per window (tenant-events)
+  expect(histories.map((h) => h.workflowId)).toContain('tenantEventsWorkflow_dead-letters.json');
   // ordering keys (docs/ordering.md): deliveries queued behind one another, and their keys' sequencers
   for (const file of [
     'deliveryWorkflow_ordered-head',
