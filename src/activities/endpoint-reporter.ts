@@ -165,6 +165,7 @@ export class EndpointReporter {
     const tally: DeadLetterTally = { count: 1, outcomes: { [outcome]: 1 }, first: one, last: one };
     if (tenant === EVENTS_TENANT) {
       const b = this.buffer(endpoint);
+      b.opens ||= this.opensFor(tenant, endpoint);
       b.deadLetters = mergeTally(b.deadLetters, tally);
       return;
     }
