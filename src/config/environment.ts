@@ -166,26 +166,26 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     name: 'REDELIVER_MQTT_CREDENTIALS_<NAME>',
     readBy: ['worker', 'bridge'],
     meaning:
-      'the MQTT credential a target names (`credential: "<name>"`), as JSON `{"username": …, "password": …, "brokers": ["mqtts://host:8883", …]}`; `brokers` is required: the credential is sent to no other broker; an entry may be `{"url": …, "ca" or "caFile": …, "servername": …}`, the TLS trust for that broker (a delivery naming a credential may not bring its own). Checked at start, read again at every attempt',
+      'the MQTT credential a target names (`credential: "<name>"`), as JSON `{"username": …, "password": …, "brokers": ["mqtts://host:8883", …], "tenants": ["acme", …]}`; `brokers` is required: the credential is sent to no other broker; `tenants` is required: the tenants whose deliveries and subscriptions may use it (`["*"]`: all; the login of the bridge itself: `["redeliver"]`); an entry may be `{"url": …, "ca" or "caFile": …, "servername": …}`, the TLS trust for that broker (a delivery naming a credential may not bring its own). Checked at start, read again at every attempt',
     default: 'none',
   },
   {
     name: 'REDELIVER_MQTT_CREDENTIALS_FILE',
     readBy: ['worker', 'bridge'],
-    meaning: 'a JSON file of MQTT credentials by name (each with its `brokers`), for those without a variable of their own',
+    meaning: 'a JSON file of MQTT credentials by name (each with its `brokers` and `tenants`), for those without a variable of their own',
     default: 'none',
   },
   {
     name: 'REDELIVER_SIGNING_SECRETS_<NAME>',
     readBy: ['worker'],
     meaning:
-      'the signing secret an HTTP target names (`signing: "<name>"`), as JSON `{"secrets": ["whsec_…", …], "endpoints": ["https://host", …]}`: each request carries a Standard Webhooks signature per secret (several while rotating); `endpoints` is required: it signs for no other endpoint. Checked at start, read again at every request',
+      'the signing secret an HTTP target names (`signing: "<name>"`), as JSON `{"secrets": ["whsec_…", …], "endpoints": ["https://host", …], "tenants": ["acme", …]}`: each request carries a Standard Webhooks signature per secret (several while rotating); `endpoints` is required: it signs for no other endpoint; `tenants` is required: it signs the deliveries of no other tenant (`["*"]`: all). Checked at start, read again at every request',
     default: 'none',
   },
   {
     name: 'REDELIVER_SIGNING_SECRETS_FILE',
     readBy: ['worker'],
-    meaning: 'a JSON file of signing secrets by name (each with its `endpoints`), for those without a variable of their own',
+    meaning: 'a JSON file of signing secrets by name (each with its `endpoints` and `tenants`), for those without a variable of their own',
     default: 'none',
   },
   {
@@ -199,7 +199,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     name: 'REDELIVER_OPERATOR_SIGNING_SECRET',
     readBy: ['worker'],
     meaning:
-      'the name of the signing secret operational events are signed with (`REDELIVER_SIGNING_SECRETS_<NAME>`, bound to every operator URL)',
+      'the name of the signing secret operational events are signed with (`REDELIVER_SIGNING_SECRETS_<NAME>`, bound to every operator URL, `"tenants": ["redeliver"]`)',
     default: 'none: required with `REDELIVER_OPERATOR_URLS`',
   },
   {
