@@ -63,7 +63,7 @@ export function registerBridge(program: Command): void {
       'after',
       `
 Example:
-  $ REDELIVER_MQTT_CREDENTIALS_BRIDGE='{"username":"bridge","password":"…","brokers":["mqtts://broker.example.com:8883"]}' \\
+  $ REDELIVER_MQTT_CREDENTIALS_BRIDGE='{"username":"bridge","password":"…","brokers":["mqtts://broker.example.com:8883"],"tenants":["redeliver"]}' \\
     redeliver bridge --broker mqtts://broker.example.com:8883 --credential bridge --client-id bridge-1 \\
       --target 'https://ingest.example.com/{tenant}/{device}'`,
     )

@@ -66,7 +66,7 @@ export function registerSubscribe(program: Command): void {
       'after',
       `
 Example:
-  $ REDELIVER_MQTT_CREDENTIALS_HUB='{"username":"sensor-1@acme","password":"…","brokers":["mqtts://hub.example.com:8883"]}' redeliver worker &
+  $ REDELIVER_MQTT_CREDENTIALS_HUB='{"username":"sensor-1@acme","password":"…","brokers":["mqtts://hub.example.com:8883"],"tenants":["acme"]}' redeliver worker &
   $ redeliver subscribe start --tenant acme --device sensor-1 --broker mqtts://hub.example.com:8883 \\
       --credential hub --callback https://app.example.com/commands`,
     )

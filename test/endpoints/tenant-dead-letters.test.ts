@@ -40,7 +40,7 @@ beforeAll(async () => {
     env: {
       REDELIVER_OPERATOR_URLS: `${ops.url}/ops`,
       REDELIVER_OPERATOR_SIGNING_SECRET: 'ops',
-      REDELIVER_SIGNING_SECRETS_OPS: JSON.stringify({ secrets: [SECRET], endpoints: [ops.url] }),
+      REDELIVER_SIGNING_SECRETS_OPS: JSON.stringify({ secrets: [SECRET], endpoints: [ops.url], tenants: ['redeliver'] }),
     },
   });
   await worker.ready;
