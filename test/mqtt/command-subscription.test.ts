@@ -64,7 +64,8 @@ beforeAll(async () => {
     username: USERS.gateway.username,
     password: USERS.gateway.password,
     brokers: [broker.url],
-    tenants: ['acme'],
+    // one gateway login for both tenants (its ACL reads every tenant's commands): the client id alone keeps their sessions apart
+    tenants: ['acme', 'globex'],
   });
   subscriptions = new Subscriptions(h.client, { taskQueue: h.taskQueue });
 });
