@@ -6,10 +6,12 @@ import { startHarness, testAddress, type Harness } from '../support/temporal';
 
 /*
  * Deadline-first (docs/endpoint-health.md): a storm of telemetry, then events, then command responses with
- * deadlines, to an endpoint limited to 10 attempts a second, once with the default `deadline-first` and once
+ * deadlines, to an endpoint limited to 4 attempts a second, once with the default `deadline-first` and once
  * with `fifo`, each endpoint a receiver of its own (on a thread: its stamps are the arrivals). The telemetry
- * and events take 26 s of slots before the first command response is submitted, which has 12 s: time for its
- * workflow's first task on a loaded machine (behind the storm's), not for the slots ahead of it.
+ * and events take 44 s of slots before the first command response is submitted, which has 20 s: time for its
+ * workflow's first task on a loaded machine (behind the storm's), not for the slots ahead of it. With 12 s and a
+ * storm of 264 at 10/s, CI's loaded runs saw the first workflow task of 7 of 12 come after the deadline ("passed
+ * before attempt 1 could be sent"): the worker's backlog of workflow tasks, not the endpoint's slots.
  */
 
 let harness: Harness;
@@ -24,9 +26,9 @@ afterAll(async () => {
   await Promise.all(receivers.map((r) => r.close()));
 });
 
-const RATE = 10;
-const COUNTS: Record<MessageKind, number> = { telemetry: 240, event: 24, 'command-response': 12 };
-const DEADLINE_MS = 12_000;
+const RATE = 4;
+const COUNTS: Record<MessageKind, number> = { telemetry: 160, event: 16, 'command-response': 12 };
+const DEADLINE_MS = 20_000;
 
 interface Storm {
   results: Map<MessageKind, DeliveryResult[]>;
@@ -87,7 +89,7 @@ test('deadline-first: every command response arrives before its deadline while t
   // a quarter of the telemetry at least was still waiting when the last command response arrived
   expect(arrivals(first, 'command-response').at(-1)!).toBeLessThan(telemetry[(telemetry.length * 3) / 4]!);
 
-  // fifo: the same storm leaves the command responses behind 264 slots (26.4 s): they end expired, never sent
+  // fifo: the same storm leaves the command responses behind 176 slots (44 s): they end expired, never sent
   const late = fifo.results.get('command-response')!.filter((r) => r.outcome === 'expired');
   expect(late.length).toBeGreaterThanOrEqual(COUNTS['command-response'] / 2);
   expect(late.every((r) => r.attempts === 0)).toBe(true);
@@ -97,4 +99,4 @@ test('deadline-first: every command response arrives before its deadline while t
     expect(outcomes(s.results.get('telemetry'))).toEqual({ delivered: COUNTS.telemetry });
     expect(outcomes(s.results.get('event'))).toEqual({ delivered: COUNTS.event });
   }
-}, 180_000);
+}, 300_000);
