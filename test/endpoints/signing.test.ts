@@ -75,6 +75,12 @@ test("every attempt is signed with each secret of the rotation; the id is the de
 });
 
 test("two tenants' messages with the same message id carry different webhook-ids, each verified", async () => {
+  // one receiver, one secret for both tenants: only the webhook-id tells their messages apart
+  workerEnv.REDELIVER_SIGNING_SECRETS_ACME = JSON.stringify({
+    secrets: [OLD, NEW],
+    endpoints: [receiver.url],
+    tenants: ['acme', 'globex'],
+  });
   const messageId = `cmd-${randomUUID().slice(0, 8)}`;
   const inputs = ['acme', 'globex'].map((tenant) => event(`${receiver.url}/to-${tenant}`, { tenant, device: 'gw-1', messageId }));
   for (const input of inputs) expect(await (await h.redeliver.submit(input)).result()).toMatchObject({ outcome: 'delivered' });
