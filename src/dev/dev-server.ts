@@ -21,6 +21,8 @@ export interface DevServerOptions {
   uiCodecEndpoint?: string;
   /** SQLite pragmas, e.g. ['journal_mode=WAL', 'synchronous=OFF'] for benchmarks. */
   sqlitePragmas?: string[];
+  /** Task-queue fairness (FAIRNESS_SETTINGS), as `redeliver dev` runs it. Default true. */
+  fairness?: boolean;
 }
 
 export interface DevServer {
@@ -56,7 +58,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     args.push('--db-filename', options.dbFile);
   }
   for (const pragma of options.sqlitePragmas ?? []) args.push('--sqlite-pragma', pragma);
-  for (const setting of FAIRNESS_SETTINGS) args.push('--dynamic-config-value', setting);
+  if (options.fairness ?? true) for (const setting of FAIRNESS_SETTINGS) args.push('--dynamic-config-value', setting);
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${searchAttributeTypeName(key.type)}`);
 
   const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { DeliveryInput } from '../../src/delivery/types';
 import { startReceiver, type Receiver } from '../support/receiver';
-import { startHarness, testAddress, type Harness } from '../support/temporal';
+import { startDevServer, type DevServer } from '../../src/dev/dev-server';
+import { freePort } from '../support/ports';
+import { startHarness, type Harness } from '../support/temporal';
 import { waitFor } from '../support/wait';
 
 /*
@@ -22,10 +24,14 @@ let receiver: Receiver;
 let elsewhere: Receiver;
 let floored: Receiver;
 
+let server: DevServer;
+
 beforeAll(async () => {
+  // a dev server of its own, with task-queue fairness on as `redeliver dev` runs it (the suite's has it off)
+  server = await startDevServer({ port: await freePort(), uiPort: null, fairness: true });
   // no retry budget: the flood's retries come back as fast as their policy says, as many as the worker takes
   [h, receiver, elsewhere, floored] = await Promise.all([
-    startHarness(testAddress(), { retryBudget: null }),
+    startHarness(server.address, { retryBudget: null }),
     startReceiver(),
     startReceiver(),
     startReceiver(),
@@ -34,6 +40,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.stop();
   await Promise.all([receiver?.close(), elsewhere?.close(), floored?.close()]);
+  await server?.stop();
 });
 
 test("a tenant's flood of failing deliveries to a shared endpoint does not hold back another tenant's first attempts", async () => {

@@ -8,6 +8,7 @@ import type { OperationalEvent } from '../../src/endpoints/operational-events';
 import { webhookIdOf } from '../../src/transports/signing';
 import type { DeliveryInput } from '../../src/delivery/types';
 import { freePort } from '../support/ports';
+import { operatorEventsEnv } from '../support/operator-events';
 import { startReceiver, type ReceivedRequest, type Receiver } from '../support/receiver';
 import { testAddress } from '../support/temporal';
 import { waitFor } from '../support/wait';
@@ -50,10 +51,7 @@ beforeAll(async () => {
     address: testAddress(),
     taskQueue,
     env: {
-      REDELIVER_OPERATOR_URLS: `${ops.url}/ops`,
-      REDELIVER_OPERATOR_SIGNING_SECRET: 'ops',
-      // events are the deliveries of the reserved tenant `redeliver`: the operator's secret is for it
-      REDELIVER_SIGNING_SECRETS_OPS: JSON.stringify({ secrets: [SECRET], endpoints: [ops.url], tenants: ['redeliver'] }),
+      ...operatorEventsEnv(ops.url, SECRET),
       REDELIVER_PROMETHEUS_ADDRESS: `127.0.0.1:${metricsPort}`,
     },
   });

@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import { Redeliver } from '../../src/client';
 import type { DeliveryInput } from '../../src/delivery/types';
+import { operatorEventsEnv } from '../support/operator-events';
 import { startReceiver, type ReceivedRequest, type Receiver } from '../support/receiver';
 import { testAddress } from '../support/temporal';
 import { waitFor } from '../support/wait';
@@ -37,11 +38,7 @@ beforeAll(async () => {
   worker = spawnWorker({
     address: testAddress(),
     taskQueue,
-    env: {
-      REDELIVER_OPERATOR_URLS: `${ops.url}/ops`,
-      REDELIVER_OPERATOR_SIGNING_SECRET: 'ops',
-      REDELIVER_SIGNING_SECRETS_OPS: JSON.stringify({ secrets: [SECRET], endpoints: [ops.url], tenants: ['redeliver'] }),
-    },
+    env: operatorEventsEnv(ops.url, SECRET),
   });
   await worker.ready;
   redeliver = new Redeliver(new Client({ connection }), { taskQueue });

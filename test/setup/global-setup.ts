@@ -21,6 +21,11 @@ export default async function globalSetup(globalConfig: Config.GlobalConfig): Pr
   const server = await startDevServer({
     port: await freePort(),
     uiPort: null,
+    // the suite's server keeps Temporal's default matcher; the fairness tests start one of their own with it on
+    // (test/endpoints/fairness.test.ts). With the new matcher here, two loaded full runs failed tests that time
+    // retries (a 1.5 s gap for 1.4 s, 137 retries in 10 s for 120) and saw gRPC retries outlive their connection
+    // ("Channel has been shut down"); not traced further, so it stays off where it was not measured.
+    fairness: false,
     logFile: path.join(dir, 'temporal.log'),
     log: (line) => process.stderr.write(`${line}\n`),
   });
