@@ -48,7 +48,13 @@ test('one failed attempt to a dead port: failing by time alone, then a flat hist
     30_000,
     'the endpoint to turn failing',
   );
-  const before = (await workflow.fetchHistory()).events ?? [];
+  // the turn that saw it fail announces it (an activity) and then waits: count from when it waits on a timer
+  const before = await waitFor(
+    async () => (await workflow.fetchHistory()).events ?? [],
+    (events) => events.at(-1)?.timerStartedEventAttributes != null,
+    30_000,
+    'the endpoint workflow to wait on a timer',
+  );
   // the window the spin showed in: about 5 events a second before the fix
   await new Promise((resolve) => setTimeout(resolve, 5_000));
   const after = (await workflow.fetchHistory()).events ?? [];
