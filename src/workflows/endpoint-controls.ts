@@ -50,7 +50,7 @@ const CLOSED: BreakerState = { open: false, since: null, prober: null };
 
 /**
  * The operator's side of an endpoint's workflow: the endpoint's own limits, set by an update and published in
- * the workflow's memo, which every worker reads before it sends (docs/endpoint-health.md, limits and breaker).
+ * the workflow's memo, which every worker reads before it sends (docs/endpoint-health.md: Limits, Circuit breaker, Pause, resume, disable).
  * Calls no Temporal API: the workflow registers the updates and gives the effects.
  */
 export class EndpointControls {
