@@ -1,19 +1,18 @@
-import { ApplicationFailure, patched, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure } from '@temporalio/common';
 import {
   applySettings,
   breakerFor,
   checkSettingsChange,
-  CONTROL_MEMO,
   modeProblems,
   nextMode,
   type BreakerState,
   type EndpointControl,
   type EndpointMode,
   type EndpointSettings,
+  type ModeChange,
 } from '../endpoints/controls';
 import { humanDuration } from '../delivery/summary';
 import type { EndpointHealth } from '../endpoints/health';
-import { endpointModeUpdate, endpointSettingsUpdate } from './definitions';
 
 /** What an endpoint's workflow carries to its next run about its controls. */
 export interface ControlsCarried {
@@ -29,54 +28,71 @@ export interface ControlsCarried {
  */
 export const ENDPOINT_BREAKER = 'endpoint-breaker';
 
+/** What the controls do outside their state: Temporal's functions in the workflow, a recorder in unit tests. */
+export interface ControlsEffects {
+  /** Whether a patch applies (`patched()`: its marker is a command the first time a run asks). */
+  patched(id: string): boolean;
+  /** Publishes the control in the workflow's memo, where every worker reads it (`upsertMemo`: a command). */
+  publish(control: EndpointControl): void;
+  /** The control the run's memo held at its start (a run continued as new starts with its predecessor's). */
+  published(): unknown;
+}
+
+export interface ControlsEnv {
+  effects: ControlsEffects;
+  /** In a workflow, Date.now: the time of the current workflow task. */
+  now: () => number;
+  /** Told when the endpoint is disabled, by an operator or by itself (operational events). */
+  disabled?: (mode: EndpointMode) => void;
+}
+
 const CLOSED: BreakerState = { open: false, since: null, prober: null };
 
 /**
- * The operator's side of an endpoint's workflow (workflows/endpoint.ts): the endpoint's own limits, set by
- * an update and published in the workflow's memo, which every worker reads before it sends
- * (activities/control-cache.ts, activities/admission.ts).
+ * The operator's side of an endpoint's workflow: the endpoint's own limits, set by an update and published in
+ * the workflow's memo, which every worker reads before it sends (docs/endpoint-health.md: Limits, Circuit breaker, Pause, resume, disable).
+ * Calls no Temporal API: the workflow registers the updates and gives the effects.
  */
 export class EndpointControls {
   private settings: EndpointSettings;
   private breaker: BreakerState;
   private mode: EndpointMode | undefined;
+  private readonly effects: ControlsEffects;
+  private readonly now: () => number;
+  private readonly disabled: (mode: EndpointMode) => void;
 
-  /** `disabled`: told when the endpoint is disabled, by an operator or by itself (operational events). */
-  constructor(
-    carried?: ControlsCarried,
-    private readonly disabled: (mode: EndpointMode) => void = () => undefined,
-  ) {
+  constructor(carried: ControlsCarried | undefined, env: ControlsEnv) {
     this.settings = { ...carried?.settings };
     this.breaker = carried?.breaker ?? CLOSED;
     this.mode = carried?.mode;
+    this.effects = env.effects;
+    this.now = env.now;
+    this.disabled = env.disabled ?? (() => undefined);
     // a run continued as new publishes its settings again, unless its memo has them already
-    if (this.keepsOpen && JSON.stringify(workflowInfo().memo?.[CONTROL_MEMO]) !== JSON.stringify(this.control())) this.publish();
+    if (this.keepsOpen && JSON.stringify(this.effects.published()) !== JSON.stringify(this.control())) this.publish();
   }
 
-  /**
-   * Registers the updates; a change with a bad field is refused by the validator, naming it. `announce`
-   * starts sending the events a mode change made (an endpoint disabled); the update is answered at once, the
-   * change in force, not held until they are sent (a worker whose activity slots are full would hold it).
-   */
-  register(announce: () => void = () => undefined): void {
-    setHandler(
-      endpointModeUpdate,
-      (change) => {
-        this.changeMode(nextMode(this.mode, change, Date.now()));
-        announce();
-        return this.control();
-      },
-      { validator: (change) => refuseProblems(modeProblems(change)) },
-    );
-    setHandler(
-      endpointSettingsUpdate,
-      (change) => {
-        this.settings = applySettings(this.settings, checkSettingsChange(change).change);
-        this.publish();
-        return this.control();
-      },
-      { validator: (change) => refuseProblems(checkSettingsChange(change).problems) },
-    );
+  /** The `mode` update's validator: a change with a bad field is refused, naming it. */
+  checkMode(change: unknown): void {
+    refuseProblems(modeProblems(change));
+  }
+
+  /** The `mode` update: pauses, resumes, disables or enables the endpoint; the control now in force. */
+  changeMode(change: ModeChange): EndpointControl {
+    this.enterMode(nextMode(this.mode, change, this.now()));
+    return this.control();
+  }
+
+  /** The `settings` update's validator: a change with a bad field is refused, naming it. */
+  checkSettings(change: unknown): void {
+    refuseProblems(checkSettingsChange(change).problems);
+  }
+
+  /** The `settings` update: the endpoint's own limits; the control now in force. */
+  changeSettings(change: unknown): EndpointControl {
+    this.settings = applySettings(this.settings, checkSettingsChange(change).change);
+    this.publish();
+    return this.control();
   }
 
   control(): EndpointControl {
@@ -95,7 +111,7 @@ export class EndpointControls {
     this.disableWhenFailingTooLong(health);
     const next = breakerFor(this.settings, health.state, health.failingSince, workers);
     const same = next.open === this.breaker.open && next.prober === this.breaker.prober;
-    if (same || !patched(ENDPOINT_BREAKER)) return;
+    if (same || !this.effects.patched(ENDPOINT_BREAKER)) return;
     this.breaker = next;
     this.publish();
   }
@@ -103,11 +119,12 @@ export class EndpointControls {
   /** `autoDisableAfter`: an endpoint failing that long is disabled, as an operator would (only endpoints given it: no marker needed). */
   private disableWhenFailingTooLong(health: EndpointHealth): void {
     const at = this.autoDisableAt(health);
-    if (at === null || Date.now() < at || health.failingSince === null) return;
+    const now = this.now();
+    if (at === null || now < at || health.failingSince === null) return;
     const after = at - health.failingSince;
-    const failingFor = Date.now() - health.failingSince;
+    const failingFor = now - health.failingSince;
     const reason = `failing for ${humanDuration(failingFor)} since ${new Date(health.failingSince).toISOString()} (auto-disable after ${humanDuration(after)})`;
-    this.changeMode(nextMode(this.mode, { state: 'disabled', reason }, Date.now(), 'auto'));
+    this.enterMode(nextMode(this.mode, { state: 'disabled', reason }, now, 'auto'));
   }
 
   /** When the endpoint disables itself if it goes on failing (`autoDisableAfter`); null: it does not. */
@@ -117,7 +134,7 @@ export class EndpointControls {
     return health.failingSince + after;
   }
 
-  private changeMode(mode: EndpointMode | undefined): void {
+  private enterMode(mode: EndpointMode | undefined): void {
     const wasDisabled = this.mode?.state === 'disabled';
     this.mode = mode;
     this.publish();
@@ -125,7 +142,7 @@ export class EndpointControls {
   }
 
   private publish(): void {
-    upsertMemo({ [CONTROL_MEMO]: this.control() });
+    this.effects.publish(this.control());
   }
 
   /** An endpoint with settings of its own stays open when idle: closing would drop them. */
