@@ -64,6 +64,7 @@ import { deliveryStart, fingerprintOf, type DeliveryMemo, type Redrive } from '.
 import { batchWorkflowId } from './batch/types';
 import { OrderingKeys, type Place } from './ordering-keys';
 import { secretTenantsFromEnvironment } from './transports/secret-tenants';
+import { forEachBounded, mapBounded } from './concurrency/pool';
 
 type Reuse = 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE';
 import { EndpointHandle } from './endpoint-handle';
@@ -248,18 +249,12 @@ export class Redeliver {
    */
   async submitMany(inputs: DeliveryInput[], onProgress?: (done: number) => void, concurrency = 16): Promise<DeliveryHandle[]> {
     const deliveries = validateDeliveries(inputs, this.validation);
-    const handles: DeliveryHandle[] = new Array(inputs.length);
-    let next = 0;
     let done = 0;
-    const worker = async () => {
-      while (next < inputs.length) {
-        const i = next++;
-        handles[i] = await this.submitValidated(deliveries[i]!);
-        onProgress?.(++done);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
-    return handles;
+    return mapBounded(deliveries, concurrency, async (delivery) => {
+      const handle = await this.submitValidated(delivery);
+      onProgress?.(++done);
+      return handle;
+    });
   }
 
   /**
@@ -493,12 +488,11 @@ export class Redeliver {
     }
     const letters = [...latest.values()];
     const report: RedriveReport = { redriven: [], alreadyRedriven: [], failed: [] };
-    let next = 0;
     let done = 0;
-    const worker = async () => {
-      // once aborted, the redrives in flight finish and no other starts
-      while (next < letters.length && !options.signal?.aborted) {
-        const { deliveryId, runId } = letters[next++]!;
+    await forEachBounded(
+      letters,
+      options.concurrency ?? 16,
+      async ({ deliveryId, runId }) => {
         try {
           const handle = await this.redrive(deliveryId, { runId });
           (handle.created ? report.redriven : report.alreadyRedriven).push(deliveryId);
@@ -506,9 +500,10 @@ export class Redeliver {
           report.failed.push({ deliveryId, error: err instanceof Error ? err.message : String(err) });
         }
         options.onProgress?.(++done, letters.length);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 16) }, worker));
+      },
+      // once aborted, the redrives in flight finish and no other starts
+      { ...(options.signal && { signal: options.signal }) },
+    );
     return report;
   }
 

@@ -17,6 +17,7 @@ import { planSends, sendPlanned, type PlannedSend } from './batch-requests';
 import { activityClock, type AttemptResult, type RequestAttempt } from './deliver';
 import type { EndpointAdmission } from './admission';
 import { SendLanes } from './send-lanes';
+import { forEachBoundedByKey } from '../concurrency/pool';
 import { SUBMISSION_UNCHECKED, type SubmissionCheck } from './submission-check';
 
 /** First attempts in flight at once to one endpoint (host:port), and in all, across the batches a worker runs (send-lanes.ts). */
@@ -176,32 +177,8 @@ function handOverTo(client: Client | null, taskQueue: string, input: BatchWorkfl
  * Runs `work` on every item, at most BATCH_CONCURRENCY at once and BATCH_ENDPOINT_CONCURRENCY per key: each
  * key's items in order, keys side by side.
  */
-async function runBounded<T>(items: readonly T[], work: (item: T, index: number) => Promise<void>, keyOf: (item: T) => string) {
-  const queues = new Map<string, number[]>();
-  items.forEach((item, i) => {
-    const key = keyOf(item);
-    const queue = queues.get(key);
-    if (queue) queue.push(i);
-    else queues.set(key, [i]);
-  });
-  const lanes: (() => Promise<void>)[] = [];
-  for (const queue of queues.values()) {
-    // the key's lanes take its items in turn
-    let next = 0;
-    const lane = async () => {
-      while (next < queue.length) {
-        const i = queue[next++]!;
-        await work(items[i]!, i);
-      }
-    };
-    for (let n = 0; n < Math.min(BATCH_ENDPOINT_CONCURRENCY, queue.length); n++) lanes.push(lane);
-  }
-  // lanes beyond the batch's bound start as others finish
-  let next = 0;
-  const runner = async () => {
-    while (next < lanes.length) await lanes[next++]!();
-  };
-  await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, lanes.length) }, runner));
+function runBounded<T>(items: readonly T[], work: (item: T, index: number) => Promise<void>, keyOf: (item: T) => string) {
+  return forEachBoundedByKey(items, keyOf, { limit: BATCH_CONCURRENCY, perKey: BATCH_ENDPOINT_CONCURRENCY }, work);
 }
 
 function resultOf(input: BatchWorkflowInput, done: BatchProgress): BatchResult {
