@@ -4,7 +4,6 @@ import {
   Connection,
   defaultGrpcRetryOptions,
   makeGrpcRetryInterceptor,
-  WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
@@ -15,7 +14,6 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
-import { InternalWorkflowStartOptionsSymbol } from '@temporalio/client/lib/internal';
 import { DeliveryControlError, InvalidInputError, refusalKindOf, type RefusalKind } from './errors';
 import { ConfigError, type Environment } from './config/errors';
 import { clientDefaultsFromEnv, clientSettingsFromEnv, DEFAULT_TASK_QUEUE } from './config/settings';
@@ -60,13 +58,12 @@ import {
 import type { deliveryWorkflow } from './workflows/delivery';
 import { Batcher, type BatcherOptions } from './batcher';
 import { BatchSubmission, planSubmission, startBatch, type BatchHandle, type BatchOptions, type PlannedBatch } from './batches';
-import { deliveryStart, fingerprintOf, type DeliveryMemo, type Redrive } from './delivery-start';
+import type { DeliveryMemo } from './delivery-start';
 import { batchWorkflowId } from './batch/types';
-import { OrderingKeys, type Place } from './ordering-keys';
+import { OrderingKeys } from './ordering-keys';
+import { DeliveryStarter } from './delivery-starter';
 import { secretTenantsFromEnvironment } from './transports/secret-tenants';
 import { forEachBounded, mapBounded } from './concurrency/pool';
-
-type Reuse = 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE';
 import { EndpointHandle } from './endpoint-handle';
 
 export { DEFAULT_TASK_QUEUE };
@@ -111,6 +108,9 @@ export class Redeliver {
   /** Ordering keys (docs/ordering.md): a key's status and queue, and the release of a stopped key. */
   readonly ordering: OrderingKeys;
 
+  /** How submit and redrive start a delivery's workflow. */
+  private readonly starter: DeliveryStarter;
+
   /** What submit checks a delivery with: the options, and the tenants of the secrets this process's environment configures. */
   private readonly validation: ValidateOptions;
 
@@ -123,6 +123,7 @@ export class Redeliver {
     this.validation = { ...options, secretTenants: options.secretTenants ?? secretTenantsFromEnvironment(options.env) };
     this.taskQueue = options.taskQueue ?? defaults.taskQueue;
     this.ordering = new OrderingKeys(client, this.taskQueue);
+    this.starter = new DeliveryStarter(client, this.taskQueue, options.historyLimit, this.ordering);
     // with keys configured, a client without them would store message bodies in plain text
     if (defaults.encryptionConfigured && !client.options.loadedDataConverter.payloadCodecs.some((c) => c instanceof AesGcmPayloadCodec)) {
       throw new ConfigError([
@@ -187,60 +188,8 @@ export class Redeliver {
   }
 
   private async submitValidated(delivery: Delivery): Promise<DeliveryHandle> {
-    // an ordered message takes its place on its key before it starts: a key that is full starts nothing
-    const place = delivery.orderingKey === undefined ? null : await this.ordering.take(delivery);
-    let started: DeliveryHandle;
-    try {
-      started = await this.start(delivery, 'REJECT_DUPLICATE', undefined, place ?? undefined);
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      return this.resubmitted(delivery, place);
-    }
-    // it exists: its key may give it its turn
-    if (place) await this.ordering.started([{ delivery, behind: place.behind }]);
-    return started;
-  }
-
-  /** A message id submitted again: the existing delivery if it is the same message, refused (naming messageId) if not. */
-  private async resubmitted(delivery: Delivery, place: Place | null): Promise<DeliveryHandle> {
-    const handle = this.client.workflow.getHandle<typeof deliveryWorkflow>(delivery.deliveryId);
-    const description = await handle.describe();
-    const existing = (description.memo as unknown as DeliveryMemo | undefined)?.fingerprint;
-    // a place taken just now for a delivery that exists goes back, unless that one runs and holds it (the same message)
-    const holds = description.status.name === 'RUNNING' && existing === fingerprintOf(delivery);
-    if (place && !place.existing && !holds) await this.ordering.withdraw(delivery);
-    if (isEncryptedValue(existing)) {
-      const message = `is not set, and ${delivery.deliveryId} exists encrypted: without the keys a resubmit cannot be told from a different message`;
-      throw new ConfigError([{ variable: 'REDELIVER_ENCRYPTION_KEYS', message }]);
-    }
-    if (existing !== undefined && existing !== fingerprintOf(delivery)) {
-      throw new InvalidInputError(
-        [{ field: 'messageId', message: `${delivery.messageId} was already submitted with a different message or target` }],
-        'delivery',
-        true,
-      );
-    }
-    return new DeliveryHandle(handle, false);
-  }
-
-  private async start(delivery: Delivery, reuse: Reuse, redrive?: Redrive, place?: Place): Promise<DeliveryHandle> {
-    return new DeliveryHandle(await this.startRun(delivery, reuse, redrive, place), true);
-  }
-
-  private async startRun(delivery: Delivery, reuse: Reuse, redrive?: Redrive, place?: Place) {
-    const { historyLimit } = this.options;
-    const start = {
-      taskQueue: this.taskQueue,
-      reuse,
-      ...(historyLimit && { historyLimit }),
-      ...(redrive && { redrive }),
-      ...(place && { place }),
-    };
-    return this.client.workflow.start<typeof deliveryWorkflow>('deliveryWorkflow', {
-      ...deliveryStart(delivery, start),
-      // a redrive's start is deduplicated by the server against the dead letter's run (see redriveRequestId)
-      ...(redrive && { [InternalWorkflowStartOptionsSymbol]: { requestId: redriveRequestId(redrive.of) } }),
-    });
+    const { workflow, created } = await this.starter.submit(delivery);
+    return new DeliveryHandle(workflow, created);
   }
 
   /**
@@ -457,18 +406,12 @@ export class Redeliver {
     }
     const redrive = { of: description.runId, token: randomUUID() };
     // an ordered dead letter that stopped its key takes its place back at the head; any other, one at the end
-    const place = message.orderingKey === undefined ? undefined : await this.ordering.take(message, { redrive: true });
-    try {
-      const started = await this.startRun({ ...message, submittedAt: now }, 'ALLOW_DUPLICATE', redrive, place);
-      if (place) await this.ordering.started([{ delivery: message, behind: place.behind }]);
-      // a start deduplicated by its request id gets the run an earlier one made: ours only if it has our token
-      const run = await this.client.workflow.getHandle(deliveryId, started.firstExecutionRunId).describe();
-      return new DeliveryHandle(started, (run.memo as Partial<DeliveryMemo> | undefined)?.redriveToken === redrive.token);
-    } catch (err) {
-      // running again: redriven by someone else in the meantime
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return new DeliveryHandle(handle, false);
-      throw err;
-    }
+    const started = await this.starter.startInTurn({ ...message, submittedAt: now }, { reuse: 'ALLOW_DUPLICATE', redrive });
+    // running again: redriven by someone else in the meantime
+    if (!started.created) return new DeliveryHandle(started.workflow, false);
+    // a start deduplicated by its request id gets the run an earlier one made: ours only if it has our token
+    const run = await this.client.workflow.getHandle(deliveryId, started.workflow.firstExecutionRunId).describe();
+    return new DeliveryHandle(started.workflow, (run.memo as Partial<DeliveryMemo> | undefined)?.redriveToken === redrive.token);
   }
 
   /**
@@ -789,17 +732,6 @@ function encryptedResult(deliveryId: string, description: WorkflowExecutionDescr
     reason: d.words,
     encrypted: d.encrypted,
   };
-}
-
-/**
- * The request id of every redrive of one dead letter. Temporal's server decides a start under the workflow
- * id's lock, and replaces the current run only if it is still the one it read (compare and set): a start
- * whose request id made the current run, running or closed, gets that run back instead of a new one; one
- * that finds another run running is refused. So while the run a redrive started is the delivery's latest,
- * any other redrive of the same dead letter, before or after it ended, starts nothing.
- */
-function redriveRequestId(deadLetterRunId: string): string {
-  return `redrive-of-${deadLetterRunId}`;
 }
 
 /** What a bulk redrive did with each dead letter it found. */
