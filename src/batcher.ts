@@ -4,6 +4,7 @@ import { InvalidInputError, type Problem } from './errors';
 import { batchBounds, batchContents, type BatchBounds, type BatchHandle, type PlannedBatch } from './batches';
 import { storedBytes } from './validation/limits';
 import { parseDuration } from './policy/duration';
+import { Bulkhead } from './concurrency/pool';
 
 /** A batch's cost is a workflow: a linger of 100 ms keeps a busy tenant's batcher to about 10 starts a second. */
 export const DEFAULT_LINGER_MS = 100;
@@ -71,19 +72,19 @@ export interface BatcherHost {
 export class Batcher {
   private readonly bounds: BatchBounds;
   private readonly lingerMs: number;
-  private readonly maxInFlight: number;
+  /** Batches being started now, at most maxInFlight; the others wait their turn. */
+  private readonly starts: Bulkhead;
   private readonly pending = new Map<string, { items: Map<string, Pending>; bytes: number; timer: NodeJS.Timeout | null }>();
   private readonly inFlight = new Set<Promise<void>>();
-  /** Batches being started now, and those waiting for a turn. */
-  private starting = 0;
-  private readonly waiting: (() => void)[] = [];
   private closed = false;
 
   constructor(
     private readonly host: BatcherHost,
     options: BatcherOptions = {},
   ) {
-    ({ bounds: this.bounds, lingerMs: this.lingerMs, maxInFlight: this.maxInFlight } = batcherSettings(options));
+    const settings = batcherSettings(options);
+    ({ bounds: this.bounds, lingerMs: this.lingerMs } = settings);
+    this.starts = new Bulkhead(settings.maxInFlight);
   }
 
   /** Queues one message; resolves once its batch is accepted. The same message submitted twice while pending is sent once. */
@@ -149,7 +150,7 @@ export class Batcher {
     this.pending.delete(tenant);
     if (batch.timer) clearTimeout(batch.timer);
     const items = [...batch.items.values()];
-    const started = this.turn().then(async () => {
+    const started = this.starts.run(async () => {
       try {
         // one tenant's messages, each once, within the bounds: already a batch, its id from its contents
         const contents = batchContents(
@@ -163,27 +164,9 @@ export class Batcher {
         }
       } catch (err) {
         for (const item of items) for (const w of item.waiters) w.reject(err);
-      } finally {
-        this.release();
       }
     });
     const tracked = started.finally(() => this.inFlight.delete(tracked));
     this.inFlight.add(tracked);
-  }
-
-  /** Resolves when this batch may start: fewer than maxInFlight are being started. */
-  private async turn(): Promise<void> {
-    if (this.starting < this.maxInFlight) {
-      this.starting++;
-      return;
-    }
-    // the slot of the one that finishes passes to the first waiting
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
-  }
-
-  private release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.starting--;
   }
 }

@@ -9,6 +9,7 @@ import { InvalidInputError, type Problem } from './errors';
 import { validateDeliveries, type ValidateOptions } from './validation/delivery';
 import { idSchema, storedBytes } from './validation/limits';
 import { Tenant } from './workflows/definitions';
+import { mapBounded } from './concurrency/pool';
 import type { batchWorkflow } from './workflows/batch';
 
 /*
@@ -266,27 +267,18 @@ export class BatchSubmission {
   /** Waits for every message's outcome: its batch's first attempt, then the delivery of each one not delivered at once. */
   async outcomes(concurrency = 32): Promise<MessageOutcome[]> {
     const results = (await Promise.all(this.batches.map((b) => b.result()))).flatMap((b) => b.results);
-    const outcomes: MessageOutcome[] = new Array(results.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < results.length) {
-        const i = next++;
-        const r = results[i]!;
-        if (r.disposition === 'delivered') {
-          outcomes[i] = { deliveryId: r.deliveryId, messageId: r.messageId, outcome: 'delivered', attempts: 1, code: r.code };
-          continue;
-        }
-        const d = await this.deliveryResult(r.deliveryId);
-        outcomes[i] = {
-          deliveryId: r.deliveryId,
-          messageId: r.messageId,
-          outcome: d.outcome,
-          attempts: d.attempts,
-          code: d.lastError?.code ?? null,
-        };
+    return mapBounded(results, concurrency, async (r): Promise<MessageOutcome> => {
+      if (r.disposition === 'delivered') {
+        return { deliveryId: r.deliveryId, messageId: r.messageId, outcome: 'delivered', attempts: 1, code: r.code };
       }
-    };
-    await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
-    return outcomes;
+      const d = await this.deliveryResult(r.deliveryId);
+      return {
+        deliveryId: r.deliveryId,
+        messageId: r.messageId,
+        outcome: d.outcome,
+        attempts: d.attempts,
+        code: d.lastError?.code ?? null,
+      };
+    });
   }
 }

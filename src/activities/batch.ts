@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { Context } from '@temporalio/activity';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import {
   batchWorkflowId,
   type BatchResult,
@@ -9,14 +9,14 @@ import {
   type MessageDisposition,
   type MessageResult,
 } from '../batch/types';
-import { deliveryStart } from '../delivery-start';
-import { OrderingKeys } from '../ordering-keys';
+import { DeliveryStarter } from '../delivery-starter';
 import type { Delivery } from '../delivery/types';
 import { mostUrgent } from '../endpoints/priority';
 import { planSends, sendPlanned, type PlannedSend } from './batch-requests';
 import { activityClock, type AttemptResult, type RequestAttempt } from './deliver';
 import type { EndpointAdmission } from './admission';
 import { SendLanes } from './send-lanes';
+import { forEachBoundedByKey } from '../concurrency/pool';
 import { SUBMISSION_UNCHECKED, type SubmissionCheck } from './submission-check';
 
 /** First attempts in flight at once to one endpoint (host:port), and in all, across the batches a worker runs (send-lanes.ts). */
@@ -56,7 +56,8 @@ export function createBatchActivities(deps: BatchDeps) {
       // every attempt in flight listens for the activity's cancellation
       setMaxListeners(BATCH_CONCURRENCY + 16, context.cancellationSignal);
       const done: BatchProgress = { ...((context.info.heartbeatDetails as BatchProgress | undefined) ?? {}) };
-      const handOver = handOverTo(deps.client, context.info.taskQueue, input);
+      const starter = deps.client && new DeliveryStarter(deps.client, context.info.taskQueue, input.historyLimit);
+      const handOver = handOverTo(starter, input);
       // a worker with keys refuses a batch submitted without them: every message becomes a dead letter that says so
       const refused = (await deps.checkSubmission?.()) ?? null;
       // unchecked: fail closed and retry the activity. A hand-over would start deliveries by this worker's
@@ -113,7 +114,7 @@ export function createBatchActivities(deps: BatchDeps) {
       try {
         const ordered = refused ? [] : input.deliveries.flatMap((d, i) => (d.orderingKey !== undefined && !done[i] ? [i] : []));
         await runBounded(ordered, queue, () => 'ordered');
-        await startedOnKeys(deps.client, context.info.taskQueue, input, done);
+        await startedOnKeys(starter, input, done);
         // what a retry of the activity finds done is not sent again
         const sends = planSends(input.deliveries, (i) => !done[i]);
         await runBounded(sends, send, (planned) => input.deliveries[planned.indexes[0]!]!.endpoint);
@@ -140,35 +141,29 @@ function entryOf(planned: PlannedSend, deliveries: readonly Delivery[], signal: 
  * Tells the keys' sequencers the ordered deliveries this batch started exist: their places may be admitted. Again
  * for those a run of the activity before a lost worker started (it may have died before saying so).
  */
-async function startedOnKeys(client: Client | null, taskQueue: string, input: BatchWorkflowInput, done: BatchProgress): Promise<void> {
+async function startedOnKeys(starter: DeliveryStarter | null, input: BatchWorkflowInput, done: BatchProgress): Promise<void> {
   const started = input.deliveries.flatMap((delivery, i) =>
     done[i]?.disposition === 'queued' && !done[i].existing
       ? [{ delivery, behind: input.places?.[delivery.deliveryId]?.behind ?? null }]
       : [],
   );
-  if (started.length && client) await new OrderingKeys(client, taskQueue).started(started);
+  if (started.length && starter) await starter.ordering.started(started);
 }
 
-/** Starts a message's own delivery from its failed first attempt; `true` when it already existed (that one stands). */
-function handOverTo(client: Client | null, taskQueue: string, input: BatchWorkflowInput) {
+/**
+ * Starts a message's own delivery from its failed first attempt, or an ordered one in the place the client took
+ * for it; `true` when it already existed (that one stands).
+ */
+function handOverTo(starter: DeliveryStarter | null, input: BatchWorkflowInput) {
   const batch = batchWorkflowId(input.tenant, input.batchId);
-  const { historyLimit } = input;
   return async (delivery: Delivery, firstAttempt: FirstAttempt | null): Promise<true | undefined> => {
-    if (!client) throw new Error('a batch needs the worker’s client to start the deliveries of messages not delivered at once');
-    const start = deliveryStart(delivery, {
-      taskQueue,
-      reuse: 'REJECT_DUPLICATE',
-      ...(historyLimit && { historyLimit }),
+    if (!starter) throw new Error('a batch needs the worker’s client to start the deliveries of messages not delivered at once');
+    const place = input.places?.[delivery.deliveryId];
+    const { created } = await starter.start(delivery, {
       handedOver: { ...(firstAttempt && { firstAttempt }), batch },
-      ...(input.places?.[delivery.deliveryId] && { place: input.places[delivery.deliveryId] }),
+      ...(place && { place }),
     });
-    try {
-      await client.workflow.start('deliveryWorkflow', start);
-      return undefined;
-    } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return true;
-      throw err;
-    }
+    return created ? undefined : true;
   };
 }
 
@@ -176,32 +171,8 @@ function handOverTo(client: Client | null, taskQueue: string, input: BatchWorkfl
  * Runs `work` on every item, at most BATCH_CONCURRENCY at once and BATCH_ENDPOINT_CONCURRENCY per key: each
  * key's items in order, keys side by side.
  */
-async function runBounded<T>(items: readonly T[], work: (item: T, index: number) => Promise<void>, keyOf: (item: T) => string) {
-  const queues = new Map<string, number[]>();
-  items.forEach((item, i) => {
-    const key = keyOf(item);
-    const queue = queues.get(key);
-    if (queue) queue.push(i);
-    else queues.set(key, [i]);
-  });
-  const lanes: (() => Promise<void>)[] = [];
-  for (const queue of queues.values()) {
-    // the key's lanes take its items in turn
-    let next = 0;
-    const lane = async () => {
-      while (next < queue.length) {
-        const i = queue[next++]!;
-        await work(items[i]!, i);
-      }
-    };
-    for (let n = 0; n < Math.min(BATCH_ENDPOINT_CONCURRENCY, queue.length); n++) lanes.push(lane);
-  }
-  // lanes beyond the batch's bound start as others finish
-  let next = 0;
-  const runner = async () => {
-    while (next < lanes.length) await lanes[next++]!();
-  };
-  await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, lanes.length) }, runner));
+function runBounded<T>(items: readonly T[], work: (item: T, index: number) => Promise<void>, keyOf: (item: T) => string) {
+  return forEachBoundedByKey(items, keyOf, { limit: BATCH_CONCURRENCY, perKey: BATCH_ENDPOINT_CONCURRENCY }, work);
 }
 
 function resultOf(input: BatchWorkflowInput, done: BatchProgress): BatchResult {

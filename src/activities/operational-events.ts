@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { OperatorEvents } from '../config/operator-events';
-import { deliveryStart } from '../delivery-start';
+import { DeliveryStarter } from '../delivery-starter';
 import { OPERATOR_TENANT } from '../delivery/ids';
 import type { Delivery } from '../delivery/types';
 import { envelopeOf, type OperationalEvent } from '../endpoints/operational-events';
@@ -30,18 +30,15 @@ export function createEventActivities(deps: EventDeps) {
     async announceEvents(events: OperationalEvent[]): Promise<string[]> {
       const { client, operator } = deps;
       if (!client || !operator) return [];
-      const taskQueue = Context.current().info.taskQueue;
+      const starter = new DeliveryStarter(client, Context.current().info.taskQueue);
       const started: string[] = [];
       for (const event of events) {
         for (const url of operator.urls) {
           // an operator URL is not told about itself: those events could not reach it, and their dead letters would be told again
           if (new URL(url).host === event.data.endpoint) continue;
           const delivery = eventDelivery(event, url, operator.signing);
-          try {
-            await client.workflow.start('deliveryWorkflow', deliveryStart(delivery, { taskQueue, reuse: 'REJECT_DUPLICATE' }));
-          } catch (err) {
-            if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-          }
+          // one already started by an earlier try of the activity stands
+          await starter.start(delivery);
           started.push(delivery.deliveryId);
         }
       }
