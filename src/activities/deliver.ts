@@ -10,7 +10,8 @@ import type { EndpointAdmission } from './admission';
 import { sendHttp, type HttpAttempt, type HttpRequest } from '../transports/http';
 import { createMqttPool, type MqttPool, type MqttPublish } from '../transports/mqtt';
 import { signRequest, signingSecretsFromEnvironment, webhookIdOf, type Signing, type SigningSecretResolver } from '../transports/signing';
-import { heldUntil, passLimits, unsentFailure, waitingFailure } from './limits';
+import { passLimits, unsentFailure, waitingFailure } from './limits';
+import { heldUntil, limitsVerdict } from '../delivery/limits-verdict';
 
 /** What a successful attempt returns to the workflow. */
 export interface AttemptSuccess {
@@ -268,8 +269,7 @@ async function firstAttemptLimits(admission: EndpointAdmission | null | undefine
   if (hold?.sentAt !== undefined) throw attemptFailure(lostAttempt(now - hold.sentAt));
   const agedFrom = context.info.scheduledTimestampMs;
   const holds = hold?.holds ?? 0;
-  const holdUntil = () =>
-    mqttQos(delivery) === 0 ? null : heldUntil(delivery, { attempts: holds + 1, previousDelay: null, agedFrom, now });
+  const holdUntil = () => heldUntil(delivery, { attempts: 0, holds, previousDelay: null, agedFrom, now });
   const reservedAt = hold?.reservedAt ?? null;
   const signal = context.cancellationSignal;
   const passed = await passLimits(admission, delivery, { reservedAt, expiry: expiresAt(delivery, agedFrom), now, holdUntil, signal });
@@ -277,20 +277,10 @@ async function firstAttemptLimits(admission: EndpointAdmission | null | undefine
     context.heartbeat({ reservedAt: null, sentAt: now } satisfies FirstAttemptHold);
     return passed.release;
   }
-  if (passed.disabled)
-    throw unsentFailure({
-      outcome: 'rejected',
-      reason: `${passed.words} (attempt 1 was not sent; redrive it once the endpoint is enabled)`,
-    });
-  if (passed.expired) {
-    const dropped = passed.held && mqttQos(delivery) === 0;
-    const reason = dropped
-      ? `${passed.words}: telemetry QoS 0 is sent once or not at all`
-      : `${passed.words}: attempt 1 has no room before the delivery expires`;
-    throw unsentFailure({ outcome: dropped ? 'dropped' : 'expired', reason });
-  }
-  context.heartbeat({ reservedAt: passed.reservedAt, holds: holds + (passed.held ? 1 : 0) } satisfies FirstAttemptHold);
-  throw waitingFailure(passed.at - now, `${passed.words} (attempt 1)`, []);
+  const verdict = limitsVerdict(delivery, passed, { number: 1, holds });
+  if (verdict.end) throw unsentFailure({ outcome: verdict.end, reason: verdict.reason });
+  context.heartbeat(verdict.hold satisfies FirstAttemptHold);
+  throw waitingFailure(verdict.at - now, verdict.words, []);
 }
 
 /** An attempt lost with its worker: it may have arrived (the message id lets the receiver tell). */

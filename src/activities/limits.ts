@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { UNSENT_TYPE } from '../classify/classify';
 import type { Delivery, Outcome } from '../delivery/types';
-import { nextDelay } from '../policy/backoff';
+import type { LimitsRefusal } from '../delivery/limits-verdict';
 import { RATE, type EndpointAdmission } from './admission';
 
 /** Failure type of an attempt of an activity that only waits: for its planned time, or for room at the endpoint. */
@@ -13,15 +13,8 @@ export interface UnsentDetails {
   reason: string;
 }
 
-/** What the endpoint's limits say of an attempt about to go out (activities/admission.ts). */
-export type LimitsPassed =
-  | { go: true; release: (durationMs: number) => void }
-  /**
-   * `reservedAt`: the rate's slot reserved for it (come back with it); `held`: the breaker or a pause holds it,
-   * and `at` is the caller's own backoff; `expired`: no room before the delivery's expiry; `disabled`: the
-   * endpoint is, and the delivery ends (rejected, `words` saying why).
-   */
-  | { go: false; at: number; reservedAt: number | null; held: boolean; expired: boolean; disabled: boolean; words: string };
+/** What the endpoint's limits say of an attempt about to go out (activities/admission.ts): it goes, or why not. */
+export type LimitsPassed = { go: true; release: (durationMs: number) => void } | ({ go: false } & LimitsRefusal);
 
 /** An attempt that comes back this close to its reserved slot takes it. */
 const ON_TIME_MS = 50;
@@ -75,27 +68,6 @@ export async function passLimits(
     expired: context.expiry !== null && admitted.at >= context.expiry,
     words: `${delivery.endpoint}'s limit of ${bound} holds the attempt back`,
   };
-}
-
-/** A held attempt looks again at least this often: once the breaker closes, the deliveries it held drain within this (at the limits' pace). */
-export const HELD_MAX_MS = 30_000;
-
-/**
- * When an attempt held by the breaker comes back: the delivery's own backoff, grown by each hold as if each
- * had been a failed attempt (so a crowd parked on a failing endpoint asks less and less often, as it would
- * retry) up to HELD_MAX_MS, never past its max age or deadline; null when that comes first. Holds are not
- * attempts: `maxAttempts` does not count them.
- */
-export function heldUntil(
-  delivery: Delivery,
-  state: { attempts: number; previousDelay: number | null; agedFrom: number; now: number },
-  random: () => number = Math.random,
-): number | null {
-  const policy = { ...delivery.policy, maxAttempts: 0, max: Math.min(delivery.policy.max, HELD_MAX_MS) };
-  policy.min = Math.min(policy.min, policy.max);
-  policy.initial = Math.min(policy.initial, policy.max);
-  const decision = nextDelay(policy, { ...state, firstAttemptAt: state.agedFrom }, random);
-  return decision.retry ? state.now + decision.delay : null;
 }
 
 /** The activity's failure that makes it wait on the server until `delayMs` have passed. */

@@ -1,14 +1,15 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ErrorClass } from '../classify/types';
+import { afterFailure, logAttempt } from '../delivery/after-failure';
 import { attemptError } from '../delivery/attempt-error';
+import { heldUntil, limitsVerdict } from '../delivery/limits-verdict';
 import { expiresAt } from '../delivery/summary';
 import type { AttemptError, AttemptRecord, Delivery } from '../delivery/types';
 import type { RetryBudget } from '../endpoints/budget';
-import { nextDelay } from '../policy/backoff';
 import { FAILURE_TYPES } from '../classify/classify';
 import { activityClock, attemptFailure, lostAttempt, type AttemptFailureDetails, type AttemptResult } from './deliver';
 import type { EndpointAdmission } from './admission';
-import { heldUntil, passLimits, WAITING_TYPE, type LimitsPassed } from './limits';
+import { passLimits, WAITING_TYPE, type LimitsPassed } from './limits';
 import { SUBMISSION_UNCHECKED, type SubmissionCheck } from './submission-check';
 
 /**
@@ -61,12 +62,12 @@ export interface RetryInput {
 /** How the retrying ended; the workflow finishes the delivery, or records the new class and goes on. */
 export type RetryEnd =
   | { end: 'delivered'; progress: RetryProgress; code: string; reason: string }
-  | { end: 'rejected' | 'expired' | 'exhausted'; progress: RetryProgress; reason: string }
+  /** `dropped`: never in practice (a message sent once is not retried), but the rule after a failure has it. */
+  | { end: 'rejected' | 'dropped' | 'expired' | 'exhausted'; progress: RetryProgress; reason: string }
   | { end: 'class-changed'; progress: RetryProgress };
 
 export { WAITING_TYPE } from './limits';
 
-const ATTEMPT_LOG_SIZE = 20;
 /** An attempt that starts this close to its planned time goes out (server timers fire a little early or late). */
 const ON_TIME_MS = 50;
 
@@ -91,6 +92,20 @@ export interface RetryDeps {
   random?: () => number;
 }
 
+/** One attempt of the retrying activity: what it was given, where it stands, and how it keeps it. */
+interface RetryRun {
+  deps: RetryDeps;
+  input: RetryInput;
+  /** From the workflow on the activity's first attempt, from the last heartbeat on later ones; moved on in place. */
+  progress: RetryProgress;
+  /** Heartbeats the progress: the next attempt of the activity, and a workflow that stops it, start from there. */
+  save: () => void;
+  now: () => number;
+  random: () => number;
+  /** When the delivery expires (its max age or deadline), or null. */
+  expiry: number | null;
+}
+
 /**
  * The retries of one delivery, run by Temporal's own activity retries: each attempt of this activity
  * sends at most one message. It waits for the planned time and for a slot in the endpoint's retry
@@ -99,174 +114,164 @@ export interface RetryDeps {
  */
 export function createRetryActivities(deps: RetryDeps) {
   const random = deps.random ?? Math.random;
-  const gaveUp = (endpoint: string, at: number, end: RetryEnd & { end: 'expired' | 'exhausted' }): RetryEnd => {
-    deps.ended?.(endpoint, end.end, at);
-    return end;
-  };
   return {
     async retryDelivery(input: RetryInput): Promise<RetryEnd> {
-      const { delivery, agedFrom } = input;
       const context = Context.current();
       const carried = context.info.heartbeatDetails as RetryProgress | undefined;
-      // the first attempt of this activity starts from the workflow's progress; later ones from the last heartbeat
       const progress: RetryProgress = carried ?? input.progress;
-      const firstRun = carried === undefined;
-      const save = () => context.heartbeat(progress);
       // a retry of this activity starts at its planned time or after, never before
       const now = deps.now ?? activityClock(context.info.attempt > 1 ? progress.nextAttemptAt : undefined);
-
-      /** The delivery after an attempt: an outcome (returned), or the next wait (thrown as the activity's failure). */
-      const concluded = (startedAt: number, ended: number, result: AttemptResult): RetryEnd => {
-        progress.lastAttemptAt = ended;
-        progress.attemptLog = [
-          ...progress.attemptLog,
-          {
-            attempt: progress.attempts,
-            startedAt: new Date(startedAt).toISOString(),
-            durationMs: Math.round(result.durationMs),
-            code: result.code,
-            ok: result.ok,
-          },
-        ].slice(-ATTEMPT_LOG_SIZE);
-        if (result.ok) return { end: 'delivered', progress, code: result.code, reason: result.reason };
-
-        progress.lastError = attemptError(result, progress.attempts, ended);
-        if (!result.retryable) return { end: 'rejected', progress, reason: result.reason };
-        const decision = nextDelay(
-          delivery.policy,
-          { attempts: progress.attempts, previousDelay: progress.previousDelay, firstAttemptAt: agedFrom, now: ended },
-          random,
-          result.retryAfterMs,
-        );
-        if (!decision.retry)
-          return gaveUp(delivery.endpoint, ended, {
-            end: decision.outcome,
-            progress,
-            reason: `${decision.reason}; last error: ${result.reason}`,
-          });
-
-        progress.previousDelay = decision.delay;
-        progress.nextAttemptAt = ended + decision.delay;
-        progress.hinted = decision.hinted;
-        if (result.class !== input.searchedClass) return { end: 'class-changed', progress };
-        save();
-        // the failure as the UI shows it on the pending activity: its class's type, its reason, and when the next attempt comes
-        throw attemptFailure(result, Math.max(1, decision.delay), progress);
-      };
-
+      const expiry = expiresAt(input.delivery, input.agedFrom);
+      const run: RetryRun = { deps, input, progress, save: () => context.heartbeat(progress), now, random, expiry };
       const t = now();
-      const expiry = expiresAt(delivery, agedFrom);
       // the last attempt never came back: its worker was lost mid-attempt. It counts, as a connection failure
       if (progress.inFlight) {
         const lost = progress.inFlight;
         progress.inFlight = null;
-        return concluded(lost.startedAt, t, lostAttempt(t - lost.startedAt));
+        return concluded(run, lost.startedAt, t, lostAttempt(t - lost.startedAt));
       }
       if (progress.nextAttemptAt - t > ON_TIME_MS)
         throw waiting(progress.nextAttemptAt - t, `waiting for attempt ${progress.attempts + 1}`, progress);
       if (expiry !== null && t >= expiry) {
-        return gaveUp(delivery.endpoint, t, {
-          end: 'expired',
-          progress,
-          reason: `attempt ${progress.attempts + 1} could not start before the delivery's ${expiryName(delivery, expiry)} (last error: ${progress.lastError.reason})`,
-        });
+        const why = `attempt ${progress.attempts + 1} could not start before the delivery's ${expiryName(input.delivery, expiry)}`;
+        return gaveUp(run, t, { end: 'expired', progress, reason: `${why} (last error: ${progress.lastError.reason})` });
       }
-
-      if (deps.budget && !progress.limitsHold && !(firstRun && input.skipBudget)) {
-        const share = deps.share?.(delivery.endpoint) ?? 1;
-        const reserved = progress.reservedAt !== null && progress.reservedAt - t <= ON_TIME_MS;
-        // a slot in the queue (in order: no herd), then the strict bound on what goes out now
-        const admitted = deps.budget.ask(delivery.endpoint, t, share, reserved, expiry ?? undefined);
-        if (!admitted.now) {
-          deps.heldBack?.(delivery.endpoint);
-          progress.heldBack++;
-          // no slot before the delivery expires: it ends now rather than sleep in vain (the slot stays free)
-          if (expiry !== null && admitted.at >= expiry) {
-            return gaveUp(delivery.endpoint, t, {
-              end: 'expired',
-              progress,
-              reason: `the retry budget of ${delivery.endpoint} has no slot for attempt ${progress.attempts + 1} before the delivery's ${expiryName(delivery, expiry)} (last error: ${progress.lastError.reason})`,
-            });
-          }
-          progress.reservedAt = admitted.at;
-          progress.nextAttemptAt = admitted.at;
-          save();
-          throw waiting(admitted.at - t, `the retry budget of ${delivery.endpoint} holds attempt ${progress.attempts + 1} back`, progress);
-        }
-      }
+      // not asked again for an attempt the limits hold (it let it go), nor on a retry-now (this activity's first attempt)
+      const budgetEnd = progress.limitsHold || (carried === undefined && input.skipBudget) ? null : askBudget(run, t);
+      if (budgetEnd) return budgetEnd;
       progress.reservedAt = null;
 
-      const limits = await retryLimits(deps.admission, input, progress, { now: t, expiry, random, signal: context.cancellationSignal });
-      if ('end' in limits) return limits.end === 'expired' ? gaveUp(delivery.endpoint, t, { ...limits, end: 'expired' }) : limits;
+      const limits = await retryLimits(run, t, context.cancellationSignal);
+      if ('end' in limits) return limits.end === 'expired' ? gaveUp(run, t, { ...limits, end: 'expired' }) : limits;
       if ('wait' in limits) {
-        save();
+        run.save();
         throw limits.wait;
       }
-
-      progress.attempts++;
-      const sentAt = now();
-      // by its planned time: a replay asks how late a retry planned then went (a retry-now's lies ahead: not late)
-      const plannedAt = Math.min(progress.nextAttemptAt, sentAt);
-      deps.retried?.(delivery.endpoint, sentAt - plannedAt, plannedAt);
-      // saved before it goes out: if this worker dies with it, the next attempt of the activity counts it
-      progress.inFlight = { attempt: progress.attempts, startedAt: sentAt };
-      save();
-      let result: AttemptResult;
-      try {
-        const unchecked = progress.lastError.code === SUBMISSION_UNCHECKED ? await deps.checkSubmission?.() : null;
-        result = unchecked ? { ok: false, ...unchecked } : await deps.attempt(delivery, progress.attempts, now);
-      } catch (err) {
-        // a worker shutting down hands the attempt back (activities/deliver.ts): a connection failure
-        const handed = handedBackDetails(err);
-        if (!handed) throw err;
-        result = { ok: false, ...handed };
-      } finally {
-        limits.go.release(now() - sentAt);
-      }
-      progress.inFlight = null;
-      return concluded(sentAt, now(), result);
+      return sendRetry(run, limits.go);
     },
   };
+}
+
+/** A delivery whose retrying gave up: the endpoint's recording hears of it. */
+function gaveUp(run: RetryRun, at: number, end: RetryEnd & { end: 'expired' | 'exhausted' }): RetryEnd {
+  run.deps.ended?.(run.input.delivery.endpoint, end.end, at);
+  return end;
+}
+
+/**
+ * The endpoint's retry budget before a retry: null when it goes now; the delivery's end when the budget has
+ * no slot before it expires (the slot stays free); otherwise the wait for its slot, thrown.
+ */
+function askBudget(run: RetryRun, t: number): RetryEnd | null {
+  const { deps, input, progress, expiry } = run;
+  const { endpoint } = input.delivery;
+  if (!deps.budget) return null;
+  const share = deps.share?.(endpoint) ?? 1;
+  const reserved = progress.reservedAt !== null && progress.reservedAt - t <= ON_TIME_MS;
+  // a slot in the queue (in order: no herd), then the strict bound on what goes out now
+  const admitted = deps.budget.ask(endpoint, t, share, reserved, expiry ?? undefined);
+  if (admitted.now) return null;
+  deps.heldBack?.(endpoint);
+  progress.heldBack++;
+  const next = `attempt ${progress.attempts + 1}`;
+  // no slot before the delivery expires: it ends now rather than sleep in vain
+  if (expiry !== null && admitted.at >= expiry) {
+    const why = `the retry budget of ${endpoint} has no slot for ${next} before the delivery's ${expiryName(input.delivery, expiry)}`;
+    return gaveUp(run, t, { end: 'expired', progress, reason: `${why} (last error: ${progress.lastError.reason})` });
+  }
+  progress.reservedAt = admitted.at;
+  progress.nextAttemptAt = admitted.at;
+  run.save();
+  throw waiting(admitted.at - t, `the retry budget of ${endpoint} holds ${next} back`, progress);
+}
+
+/** Sends the next attempt, its limits passed, and concludes from what came back. */
+async function sendRetry(run: RetryRun, go: Extract<LimitsPassed, { go: true }>): Promise<RetryEnd> {
+  const { deps, input, progress, now } = run;
+  const { delivery } = input;
+  progress.attempts++;
+  const sentAt = now();
+  // by its planned time: a replay asks how late a retry planned then went (a retry-now's lies ahead: not late)
+  const plannedAt = Math.min(progress.nextAttemptAt, sentAt);
+  deps.retried?.(delivery.endpoint, sentAt - plannedAt, plannedAt);
+  // saved before it goes out: if this worker dies with it, the next attempt of the activity counts it
+  progress.inFlight = { attempt: progress.attempts, startedAt: sentAt };
+  run.save();
+  let result: AttemptResult;
+  try {
+    const unchecked = progress.lastError.code === SUBMISSION_UNCHECKED ? await deps.checkSubmission?.() : null;
+    result = unchecked ? { ok: false, ...unchecked } : await deps.attempt(delivery, progress.attempts, now);
+  } catch (err) {
+    // a worker shutting down hands the attempt back (activities/deliver.ts): a connection failure
+    const handed = handedBackDetails(err);
+    if (!handed) throw err;
+    result = { ok: false, ...handed };
+  } finally {
+    go.release(now() - sentAt);
+  }
+  progress.inFlight = null;
+  return concluded(run, sentAt, now(), result);
+}
+
+/**
+ * The delivery after an attempt: an outcome (returned), or the next wait (thrown as the activity's failure),
+ * by the rule after a failed attempt that the workflow's own attempts follow too (afterFailure).
+ */
+function concluded(run: RetryRun, startedAt: number, ended: number, result: AttemptResult): RetryEnd {
+  const { input, progress } = run;
+  progress.lastAttemptAt = ended;
+  const { durationMs, code, ok } = result;
+  progress.attemptLog = logAttempt(progress.attemptLog, { attempt: progress.attempts, startedAt, durationMs, code, ok });
+  if (result.ok) return { end: 'delivered', progress, code: result.code, reason: result.reason };
+
+  progress.lastError = attemptError(result, progress.attempts, ended);
+  const { attempts, previousDelay } = progress;
+  const next = afterFailure(input.delivery, result, { attempts, previousDelay, agedFrom: input.agedFrom, at: ended }, run.random);
+  if (next.end === 'expired' || next.end === 'exhausted') return gaveUp(run, ended, { end: next.end, progress, reason: next.reason });
+  if (next.end) return { end: next.end, progress, reason: next.reason };
+
+  progress.previousDelay = next.delay;
+  progress.nextAttemptAt = ended + next.delay;
+  progress.hinted = next.hinted;
+  if (result.class !== input.searchedClass) return { end: 'class-changed', progress };
+  run.save();
+  // the failure as the UI shows it on the pending activity: its class's type, its reason, and when the next attempt comes
+  throw attemptFailure(result, Math.max(1, next.delay), progress);
 }
 
 /**
  * The endpoint's limits and breaker before a retry (activities/limits.ts): it goes (with the release to call
  * when it has ended), or waits on the server for its room or its own backoff when held (the failure to throw,
- * `progress` already moved on), or ends expired when neither comes before the delivery's max age or deadline.
+ * `progress` already moved on), or ends when neither comes before the delivery's max age or deadline, or
+ * the endpoint is disabled (limitsVerdict, as for the first attempt).
  */
 async function retryLimits(
-  admission: EndpointAdmission | null | undefined,
-  input: RetryInput,
-  progress: RetryProgress,
-  at: { now: number; expiry: number | null; random: () => number; signal: AbortSignal },
-): Promise<{ go: Extract<LimitsPassed, { go: true }> } | { wait: ApplicationFailure } | (RetryEnd & { end: 'expired' | 'rejected' })> {
+  run: RetryRun,
+  now: number,
+  signal: AbortSignal,
+): Promise<
+  { go: Extract<LimitsPassed, { go: true }> } | { wait: ApplicationFailure } | (RetryEnd & { end: 'expired' | 'rejected' | 'dropped' })
+> {
+  const { deps, input, progress, expiry } = run;
   const { delivery, agedFrom } = input;
   const holds = progress.limitsHold?.holds ?? 0;
-  const holdUntil = () =>
-    heldUntil(
-      delivery,
-      { attempts: progress.attempts + holds + 1, previousDelay: progress.previousDelay, agedFrom, now: at.now },
-      at.random,
-    );
+  const { attempts, previousDelay } = progress;
+  const holdUntil = () => heldUntil(delivery, { attempts, holds, previousDelay, agedFrom, now }, run.random);
   const reservedAt = progress.limitsHold?.reservedAt ?? null;
-  const passed = await passLimits(admission, delivery, { reservedAt, expiry: at.expiry, now: at.now, holdUntil, signal: at.signal });
+  const passed = await passLimits(deps.admission, delivery, { reservedAt, expiry, now, holdUntil, signal });
   if (passed.go) {
     progress.limitsHold = null;
     return { go: passed };
   }
-  const next = `attempt ${progress.attempts + 1}`;
-  if (passed.disabled)
-    return { end: 'rejected', progress, reason: `${passed.words} (${next} was not sent; redrive it once the endpoint is enabled)` };
-  if (passed.expired) {
-    const until = at.expiry === null ? 'expires' : `'s ${expiryName(delivery, at.expiry)}`;
-    const reason = `${passed.words}: ${next} has no room before the delivery${until} (last error: ${progress.lastError.reason})`;
-    return { end: 'expired', progress, reason };
-  }
-  Object.assign(progress, {
-    limitsHold: { reservedAt: passed.reservedAt, holds: holds + (passed.held ? 1 : 0) },
-    nextAttemptAt: passed.at,
+  const verdict = limitsVerdict(delivery, passed, {
+    number: attempts + 1,
+    holds,
+    ...(expiry !== null && { expiry: expiryName(delivery, expiry) }),
+    lastError: progress.lastError.reason,
   });
-  return { wait: waiting(passed.at - at.now, `${passed.words} (${next})`, progress) };
+  if (verdict.end) return { end: verdict.end, progress, reason: verdict.reason };
+  Object.assign(progress, { limitsHold: verdict.hold, nextAttemptAt: verdict.at });
+  return { wait: waiting(verdict.at - now, verdict.words, progress) };
 }
 
 function waiting(delayMs: number, message: string, progress: RetryProgress): ApplicationFailure {

@@ -3,6 +3,7 @@ import type { AttemptFailureDetails, AttemptSuccess } from '../activities';
 import type { RetryEnd, RetryInput, RetryProgress } from '../activities/retry';
 import type { FirstAttempt } from '../batch/types';
 import type { ErrorClass } from '../classify/types';
+import { afterFailure, logAttempt } from '../delivery/after-failure';
 import { attemptError } from '../delivery/attempt-error';
 import { expiresAt, humanDuration, waitingSummary } from '../delivery/summary';
 import type {
@@ -15,7 +16,6 @@ import type {
   OrderingPlace,
   Outcome,
 } from '../delivery/types';
-import { nextDelay } from '../policy/backoff';
 import { Attempts, DeliveryState, LastErrorClass } from './definitions';
 import type { OrderingNotice, StartPlace } from './ordering-state';
 import { Shown, type WorkflowEffects } from './visibility';
@@ -65,8 +65,6 @@ export interface DeliveryEnv {
   random?: () => number;
 }
 
-const ATTEMPT_LOG_SIZE = 20;
-
 const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
 
 /**
@@ -87,7 +85,7 @@ export class DeliveryTracker {
   private nextAttemptAt: number | null;
   private previousDelay: number | null;
   private lastError: AttemptError | null;
-  private readonly attemptLog: AttemptRecord[];
+  private attemptLog: AttemptRecord[];
   private pausedMs: number;
   private pausedBy: { reason: string; since: number } | null;
   private retryAsked = false;
@@ -323,20 +321,15 @@ export class DeliveryTracker {
   failed(failure: AttemptFailureDetails, startedAt: number, endedAt = this.now()): DeliveryResult | null {
     const at = this.recordAttempt(startedAt, failure, false, endedAt);
     this.lastError = attemptError(failure, this.attempts, at);
-    const { delivery } = this;
-    if (delivery.kind === 'telemetry' && delivery.qos === 0) {
-      return this.finish('dropped', `telemetry QoS 0 is sent once; it failed: ${failure.reason}`);
-    }
-    if (failure.class === 'client') return this.finish('rejected', failure.reason);
     // paused time does not age the delivery
     const agedFrom = this.firstAttemptAt! + this.pausedMs;
-    const state = { attempts: this.attempts, previousDelay: this.previousDelay, firstAttemptAt: agedFrom, now: at };
-    const decision = nextDelay(delivery.policy, state, this.random, failure.retryAfterMs);
-    if (!decision.retry) return this.finish(decision.outcome, `${decision.reason}; last error: ${failure.reason}`);
-    this.previousDelay = decision.delay;
-    this.nextAttemptAt = at + decision.delay;
-    this.hinted = decision.hinted;
-    const words = this.waitingWords(decision.delay, failure.code, decision.hinted);
+    const state = { attempts: this.attempts, previousDelay: this.previousDelay, agedFrom, at };
+    const next = afterFailure(this.delivery, failure, state, this.random);
+    if (next.end) return this.finish(next.end, next.reason);
+    this.previousDelay = next.delay;
+    this.nextAttemptAt = at + next.delay;
+    this.hinted = next.hinted;
+    const words = this.waitingWords(next.delay, failure.code, next.hinted);
     const becameWaiting = this.shown.enter('waiting', words);
     this.effects.upsert([
       ...(becameWaiting ? [{ key: DeliveryState, value: 'waiting' }] : []),
@@ -447,9 +440,8 @@ export class DeliveryTracker {
   /** Records an attempt in the log; when it ended. */
   private recordAttempt(startedAt: number, result: { durationMs: number; code: string }, ok: boolean, endedAt = this.now()): number {
     this.lastAttemptAt = endedAt;
-    const started = new Date(startedAt).toISOString();
-    this.attemptLog.push({ attempt: this.attempts, startedAt: started, durationMs: Math.round(result.durationMs), code: result.code, ok });
-    if (this.attemptLog.length > ATTEMPT_LOG_SIZE) this.attemptLog.shift();
+    const { durationMs, code } = result;
+    this.attemptLog = logAttempt(this.attemptLog, { attempt: this.attempts, startedAt, durationMs, code, ok });
     return this.lastAttemptAt;
   }
 
@@ -458,7 +450,7 @@ export class DeliveryTracker {
     this.previousDelay = p.previousDelay;
     this.lastError = p.lastError;
     this.lastAttemptAt = p.lastAttemptAt;
-    this.attemptLog.splice(0, this.attemptLog.length, ...p.attemptLog);
+    this.attemptLog = [...p.attemptLog];
     this.nextAttemptAt = p.nextAttemptAt;
   }
 

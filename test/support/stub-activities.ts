@@ -11,6 +11,7 @@ import { attemptFailure } from '../../src/activities/deliver';
 import { WAITING_TYPE, type RetryEnd, type RetryInput, type RetryProgress } from '../../src/activities/retry';
 import { classify, FAILURE_TYPES } from '../../src/classify/classify';
 import type { Classification, ErrorClass, TransportOutcome } from '../../src/classify/types';
+import { ATTEMPT_LOG_SIZE } from '../../src/delivery/after-failure';
 import type { Delivery } from '../../src/delivery/types';
 import type { CommandSubscription, ReceivedCommand } from '../../src/subscription/types';
 import { responseDelivery } from '../../src/validation/subscription';
@@ -115,7 +116,7 @@ function advance(from: RetryProgress, n: number, last: Classification, nextAttem
     ...from,
     attempts,
     lastAttemptAt: n > 0 ? now : from.lastAttemptAt,
-    attemptLog: [...from.attemptLog, ...log].slice(-20),
+    attemptLog: [...from.attemptLog, ...log].slice(-ATTEMPT_LOG_SIZE),
     lastError: failed
       ? { class: last.class as ErrorClass, code: last.code, reason: last.reason, attempt: attempts, at: new Date(now).toISOString() }
       : from.lastError,
