@@ -9,14 +9,13 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   CancelledFailure,
-  ApplicationFailure,
   type WorkflowExecutionDescription,
   type WorkflowExecutionInfo,
   type WorkflowHandle,
 } from '@temporalio/client';
 import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
 import { InternalWorkflowStartOptionsSymbol } from '@temporalio/client/lib/internal';
-import { DeliveryControlError, InvalidInputError, refusalKindOf, type RefusalKind } from './errors';
+import { ConflictError, DeliveryControlError, InvalidInputError, refusalKindOf } from './errors';
 import { ConfigError, type Environment } from './config/errors';
 import { clientDefaultsFromEnv, clientSettingsFromEnv, DEFAULT_TASK_QUEUE } from './config/settings';
 import { AesGcmPayloadCodec, isEncryptedValue, type EncryptedValue } from './encryption/codec';
@@ -213,10 +212,9 @@ export class Redeliver {
       throw new ConfigError([{ variable: 'REDELIVER_ENCRYPTION_KEYS', message }]);
     }
     if (existing !== undefined && existing !== fingerprintOf(delivery)) {
-      throw new InvalidInputError(
+      throw new ConflictError(
         [{ field: 'messageId', message: `${delivery.messageId} was already submitted with a different message or target` }],
         'delivery',
-        true,
       );
     }
     return new DeliveryHandle(handle, false);
@@ -632,8 +630,7 @@ export class DeliveryHandle {
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
         // the update's validator refused: its failure's type is the kind (workflows/delivery-state.ts)
-        const kind: RefusalKind = refusalKindOf(err.cause instanceof ApplicationFailure ? (err.cause.type ?? undefined) : undefined);
-        throw new DeliveryControlError(this.deliveryId, kind, err.cause?.message ?? err.message);
+        throw new DeliveryControlError(this.deliveryId, refusalKindOf(err.cause), err.cause?.message ?? err.message);
       }
       const description = await this.workflow.describe().catch(() => undefined);
       if (description && description.status.name !== 'RUNNING') {

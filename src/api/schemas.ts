@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { REFUSAL_KINDS } from '../errors';
+import { CONTROL_REFUSAL_KINDS } from '../errors';
 import { DEAD_LETTER_STATES } from '../delivery/filter';
 import type { DeliveryStateName } from '../delivery/types';
 import { deliveryInputSchema } from '../validation/delivery';
@@ -27,7 +27,7 @@ export const problemSchema = z
       .optional()
       .meta({ description: "every wrong field at once (400, 409), as the client API's InvalidInputError lists them" }),
     kind: z
-      .enum(Object.keys(REFUSAL_KINDS) as [keyof typeof REFUSAL_KINDS])
+      .enum(CONTROL_REFUSAL_KINDS)
       .optional()
       .meta({ description: 'why a control or redrive was refused (409): DeliveryControlError.kind' }),
   })

@@ -1,4 +1,4 @@
-import { ApplicationFailure, patched, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { patched, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import {
   applySettings,
   breakerFor,
@@ -12,6 +12,7 @@ import {
   type EndpointSettings,
 } from '../endpoints/controls';
 import { humanDuration } from '../delivery/summary';
+import { refusal } from '../errors';
 import type { EndpointHealth } from '../endpoints/health';
 import { endpointModeUpdate, endpointSettingsUpdate } from './definitions';
 
@@ -141,5 +142,5 @@ export class EndpointControls {
 /** An update's validator: refuses a change with problems, naming each field. */
 function refuseProblems(problems: { field: string; message: string }[]): void {
   if (problems.length)
-    throw ApplicationFailure.create({ type: 'InvalidSettings', message: problems.map((p) => `${p.field}: ${p.message}`).join('; ') });
+    throw refusal('InvalidSettings', problems.map((p) => `${p.field}: ${p.message}`).join('; '));
 }
