@@ -1,9 +1,4 @@
-import {
-  WithStartWorkflowOperation,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-  type Client,
-} from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { orderingWorkflowId } from './delivery/ids';
 import type { Delivery } from './delivery/types';
 import { ConflictError, DeliveryControlError, InvalidInputError, refusalKindOf } from './errors';

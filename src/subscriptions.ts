@@ -8,7 +8,7 @@ import {
 } from '@temporalio/client';
 import { Redeliver, type ConnectOptions } from './client';
 import { clientDefaultsFromEnv } from './config/settings';
-import { ConflictError, InvalidInputError } from './errors';
+import { ConflictError } from './errors';
 import { isDerivedClientId } from './subscription/client-id';
 import {
   subscriptionIdOf,

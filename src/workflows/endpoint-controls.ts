@@ -141,6 +141,5 @@ export class EndpointControls {
 
 /** An update's validator: refuses a change with problems, naming each field. */
 function refuseProblems(problems: { field: string; message: string }[]): void {
-  if (problems.length)
-    throw refusal('InvalidSettings', problems.map((p) => `${p.field}: ${p.message}`).join('; '));
+  if (problems.length) throw refusal('InvalidSettings', problems.map((p) => `${p.field}: ${p.message}`).join('; '));
 }
