@@ -5,7 +5,7 @@ import { fingerprintOf } from './delivery-start';
 import type { Delivery, DeliveryResult, Outcome } from './delivery/types';
 import { ConfigError } from './config/errors';
 import { isEncryptedValue } from './encryption/codec';
-import { InvalidInputError, type Problem } from './errors';
+import { ConflictError, InvalidInputError, type Problem } from './errors';
 import { validateDeliveries, type ValidateOptions } from './validation/delivery';
 import { idSchema, storedBytes } from './validation/limits';
 import { Tenant } from './workflows/definitions';
@@ -233,11 +233,7 @@ async function checkSameMessages(client: Client, batch: PlannedBatch, contents: 
   }
   // a batch started before batches kept their contents: taken as the same, as before
   if (existing !== undefined && existing !== contents) {
-    throw new InvalidInputError(
-      [{ field: 'batchId', message: `${batch.batchId} was already used for a batch of other messages` }],
-      'batch',
-      true,
-    );
+    throw new ConflictError([{ field: 'batchId', message: `${batch.batchId} was already used for a batch of other messages` }], 'batch');
   }
 }
 

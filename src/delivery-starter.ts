@@ -9,7 +9,7 @@ import { ConfigError } from './config/errors';
 import { deliveryStart, fingerprintOf, type DeliveryMemo, type DeliveryStart } from './delivery-start';
 import type { Delivery } from './delivery/types';
 import { isEncryptedValue } from './encryption/codec';
-import { InvalidInputError } from './errors';
+import { ConflictError } from './errors';
 import { OrderingKeys, type Place } from './ordering-keys';
 import type { deliveryWorkflow } from './workflows/delivery';
 
@@ -95,10 +95,9 @@ export class DeliveryStarter {
       throw new ConfigError([{ variable: 'REDELIVER_ENCRYPTION_KEYS', message }]);
     }
     if (existing !== undefined && existing !== fingerprintOf(delivery)) {
-      throw new InvalidInputError(
+      throw new ConflictError(
         [{ field: 'messageId', message: `${delivery.messageId} was already submitted with a different message or target` }],
         'delivery',
-        true,
       );
     }
   }

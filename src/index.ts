@@ -18,7 +18,15 @@ export { BatchHandle, BatchSubmission, MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, type
 export type { BatchResult, MessageDisposition, MessageResult } from './batch/types';
 export { Subscriptions, SubscriptionHandle, type SubscriptionsOptions, type SubscriptionSummary } from './subscriptions';
 export { OrderingKeys, type OrderingStatus, type Place } from './ordering-keys';
-export { RedeliverError, InvalidInputError, DeliveryControlError, REFUSAL_KINDS, type Problem, type RefusalKind } from './errors';
+export {
+  RedeliverError,
+  InvalidInputError,
+  ConflictError,
+  DeliveryControlError,
+  REFUSAL_KINDS,
+  type Problem,
+  type RefusalKind,
+} from './errors';
 export { ConfigError, type ConfigProblem, type Environment } from './config/errors';
 export {
   AesGcmPayloadCodec,

@@ -1,13 +1,7 @@
-import {
-  ApplicationFailure,
-  WithStartWorkflowOperation,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-  type Client,
-} from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { orderingWorkflowId } from './delivery/ids';
 import type { Delivery } from './delivery/types';
-import { DeliveryControlError, InvalidInputError, refusalKindOf } from './errors';
+import { ConflictError, DeliveryControlError, InvalidInputError, refusalKindOf } from './errors';
 import {
   enqueueUpdate,
   OrderingKey,
@@ -139,8 +133,7 @@ export class OrderingKeys {
       return await this.sequencer(tenant, key).executeUpdate(releaseUpdate, { args: [holder] });
     } catch (err) {
       if (!(err instanceof WorkflowUpdateFailedError)) throw err;
-      const kind = refusalKindOf(err.cause instanceof ApplicationFailure ? (err.cause.type ?? undefined) : undefined);
-      throw new DeliveryControlError(id, kind, err.cause?.message ?? err.message);
+      throw new DeliveryControlError(id, refusalKindOf(err.cause), err.cause?.message ?? err.message);
     }
   }
 
@@ -199,8 +192,8 @@ export class OrderingKeys {
           }),
         });
       } catch (err) {
-        if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === 'KeyFull') {
-          throw new InvalidInputError([{ field: 'orderingKey', message: err.cause.message }], 'delivery', true);
+        if (err instanceof WorkflowUpdateFailedError && refusalKindOf(err.cause) === 'KeyFull') {
+          throw new ConflictError([{ field: 'orderingKey', message: err.cause?.message ?? err.message }], 'delivery');
         }
         // the sequencer completed (idle) as the ask came: the next ask starts a new one
         if (tries < ENQUEUE_TRIES && err instanceof WorkflowNotFoundError) continue;

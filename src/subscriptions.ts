@@ -8,7 +8,7 @@ import {
 } from '@temporalio/client';
 import { Redeliver, type ConnectOptions } from './client';
 import { clientDefaultsFromEnv } from './config/settings';
-import { InvalidInputError } from './errors';
+import { ConflictError } from './errors';
 import { isDerivedClientId } from './subscription/client-id';
 import {
   subscriptionIdOf,
@@ -104,10 +104,9 @@ export class Subscriptions {
       const handle = this.client.workflow.getHandle<typeof commandSubscriptionWorkflow>(subscription.subscriptionId);
       const existing = ((await handle.describe()).memo as Memo | undefined)?.fingerprint;
       if (existing !== undefined && existing !== fingerprint && existing !== legacyFingerprint) {
-        throw new InvalidInputError(
+        throw new ConflictError(
           [{ field: '(subscription)', message: `${subscription.subscriptionId} is running with another configuration: stop it first` }],
           'subscription',
-          true,
         );
       }
       return new SubscriptionHandle(handle, false);

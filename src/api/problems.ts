@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { ConfigError } from '../config/errors';
-import { DeliveryControlError, InvalidInputError, type Problem, type RefusalKind } from '../errors';
+import { ConflictError, DeliveryControlError, InvalidInputError, type Problem, type RefusalKind } from '../errors';
 
 /** An answer other than success: RFC 9457 problem details, with the client API's problems list where there is one. */
 export class HttpProblem extends Error {
@@ -56,7 +56,7 @@ export function problemOf(err: unknown): HttpProblem {
   if (err instanceof HttpProblem) return err;
   if (err instanceof InvalidInputError) {
     const detail = err.problems.map((p) => `${p.field}: ${p.message}`).join('; ');
-    return new HttpProblem(err.conflict ? 409 : 400, detail, { problems: err.problems });
+    return new HttpProblem(err instanceof ConflictError ? 409 : 400, detail, { problems: err.problems });
   }
   if (err instanceof DeliveryControlError) return new HttpProblem(409, err.message, { kind: err.kind });
   if (err instanceof WorkflowNotFoundError) return new HttpProblem(404, "nothing of this key's tenants has that id");

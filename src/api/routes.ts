@@ -104,7 +104,7 @@ function scoped(key: ApiKey, input: FilterInput, states?: readonly string[]): De
  * A page of the endpoints the key's tenants send to: just `endpoint` when given, else at most `limit` of every
  * endpoint's workflows (fewer when the key does not see some: follow `nextCursor` until null).
  */
-async function endpointsPage(key: ApiKey, api: ApiContext, query: { endpoint?: string; limit?: number; cursor?: string }) {
+async function endpointsPage(key: ApiKey, api: ApiContext, query: z.output<typeof s.endpointQuery>) {
   const page = query.endpoint
     ? { endpoints: await api.redeliver.endpoints(query.endpoint), nextCursor: null }
     : await api.redeliver.endpointsPage({
@@ -168,7 +168,7 @@ const control = (name: 'retry-now' | 'pause' | 'resume' | 'cancel', summary: str
     handle: async ({ params, body, key, api }) => {
       const handle = ownDelivery(key, api, params.deliveryId);
       if (name === 'retry-now') return handle.retryNow();
-      if (name === 'pause') return handle.pause((body as { reason?: string } | undefined)?.reason ?? '');
+      if (name === 'pause') return handle.pause((body as z.output<typeof s.reasonBody>)?.reason ?? '');
       if (name === 'resume') return handle.resume();
       return handle.cancel();
     },
@@ -228,7 +228,7 @@ const endpointMode = (name: 'pause' | 'resume' | 'disable' | 'enable', summary: 
     example: `${CURL} -X POST ${reason ? `-H 'Content-Type: application/json' -d '{"reason":"${reason}"}' ` : ''}${ENDPOINT_EXAMPLE}/${name}`,
     handle: ({ params, body, key, api }) =>
       changeEndpoint(key, api, params.endpoint, (handle) => {
-        const given = (body as { reason?: string } | undefined)?.reason;
+        const given = (body as z.output<typeof s.endpointReasonBody>)?.reason;
         return name === 'pause' || name === 'disable' ? handle[name](given) : handle[name]();
       }),
   });
@@ -281,7 +281,12 @@ const ENDPOINT_ROUTES = [
   endpointMode('enable', 'Enable an endpoint again: the same as resume; redrive what it dead-lettered'),
 ];
 
-const page = async (key: ApiKey, api: ApiContext, query: FilterInput & { limit?: number; cursor?: string }, states?: readonly string[]) => {
+const page = async (
+  key: ApiKey,
+  api: ApiContext,
+  query: z.output<typeof s.listQuery | typeof s.deadLetterQuery>,
+  states?: readonly string[],
+) => {
   const filter = scoped(key, query, states);
   return api.redeliver.listPage(states ? { state: [...DEAD_LETTER_STATES], ...filter } : filter, {
     pageSize: query.limit ?? 100,

@@ -1,10 +1,12 @@
 import { z } from 'zod';
-import { REFUSAL_KINDS } from '../errors';
+import { CONTROL_REFUSAL_KINDS } from '../errors';
 import { DEAD_LETTER_STATES } from '../delivery/filter';
 import type { DeliveryStateName } from '../delivery/types';
+import type { EndpointSettingsInput } from '../endpoints/controls';
 import { deliveryInputSchema } from '../validation/delivery';
 import { idSchema, MAX_DELIVERY_ID_LENGTH } from '../validation/limits';
 import { FILTER_CLASSES, FILTER_KINDS, FILTER_STATES } from '../validation/filter';
+import type { Assignable } from '../validation/schema-types';
 import { subscriptionInputSchema } from '../validation/subscription';
 
 // The HTTP API's schemas: the routes parse their parameters with them, and the OpenAPI document is made from
@@ -27,7 +29,7 @@ export const problemSchema = z
       .optional()
       .meta({ description: "every wrong field at once (400, 409), as the client API's InvalidInputError lists them" }),
     kind: z
-      .enum(Object.keys(REFUSAL_KINDS) as [keyof typeof REFUSAL_KINDS])
+      .enum(CONTROL_REFUSAL_KINDS)
       .optional()
       .meta({ description: 'why a control or redrive was refused (409): DeliveryControlError.kind' }),
   })
@@ -155,6 +157,9 @@ export const endpointSettingsBody = z
     id: 'EndpointSettingsChange',
     description: 'A JSON merge patch of the settings: a field given sets it, null gives it back to the default, a field left out stays.',
   });
+// the body is the client API's EndpointSettingsInput, both ways (that type stays zod-free: workflow code reads it)
+type _BodyIsSettingsInput = Assignable<z.output<typeof endpointSettingsBody>, EndpointSettingsInput>;
+type _SettingsInputIsBody = Assignable<EndpointSettingsInput, z.input<typeof endpointSettingsBody>>;
 
 export const endpointReasonBody = z
   .object({ reason: z.string().max(500).optional().meta({ description: 'why, shown in the reason of every delivery it holds or ends' }) })

@@ -3,7 +3,7 @@ import type { Batcher } from '../batcher';
 import { classify, type Classification, type TransportOutcome } from '../classify';
 import { OPERATOR_TENANT } from '../delivery/ids';
 import type { DeliveryInput } from '../delivery/types';
-import { InvalidInputError, RedeliverError } from '../errors';
+import { InvalidInputError, RedeliverError, recognisedAcrossCopies } from '../errors';
 import { backoffDelay, validatePolicy } from '../policy';
 import { AddressGuard, RANGE_NAMES } from '../transports/address-guard';
 import { connectMqtt, outcomeOfError, type MqttConnectContext } from '../transports/mqtt';
@@ -51,6 +51,9 @@ export interface BridgeOptions {
 
 /** The broker refused the bridge in a way that retrying cannot mend (a credential, an ACL, a ban). */
 export class BridgeRefusedError extends RedeliverError {
+  static {
+    recognisedAcrossCopies(this, 'BridgeRefusedError');
+  }
   override readonly name = 'BridgeRefusedError';
 }
 

@@ -1,5 +1,4 @@
 import {
-  ApplicationFailure,
   CancelledFailure,
   WorkflowFailedError,
   WorkflowUpdateFailedError,
@@ -12,7 +11,7 @@ import type { DeliveryMemo } from '../delivery-start';
 import { humanDuration, waitingSummary } from '../delivery/summary';
 import type { DeliveryResult, DeliveryStatus } from '../delivery/types';
 import { isEncryptedValue, type EncryptedValue } from '../encryption/codec';
-import { DeliveryControlError, refusalKindOf, type RefusalKind } from '../errors';
+import { DeliveryControlError, refusalKindOf } from '../errors';
 import {
   Attempts,
   DeliveryKind,
@@ -145,8 +144,7 @@ export class DeliveryHandle {
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
         // the update's validator refused: its failure's type is the kind (workflows/delivery-state.ts)
-        const kind: RefusalKind = refusalKindOf(err.cause instanceof ApplicationFailure ? (err.cause.type ?? undefined) : undefined);
-        throw new DeliveryControlError(this.deliveryId, kind, err.cause?.message ?? err.message);
+        throw new DeliveryControlError(this.deliveryId, refusalKindOf(err.cause), err.cause?.message ?? err.message);
       }
       const description = await this.workflow.describe().catch(() => undefined);
       if (description && description.status.name !== 'RUNNING') {

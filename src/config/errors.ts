@@ -1,4 +1,4 @@
-import { RedeliverError } from '../errors';
+import { RedeliverError, recognisedAcrossCopies } from '../errors';
 
 /** One problem with the configuration, naming the environment variable (or option) it came from. */
 export interface ConfigProblem {
@@ -8,6 +8,9 @@ export interface ConfigProblem {
 
 /** Configuration refused at start; lists every problem found at once, each naming its variable. */
 export class ConfigError extends RedeliverError {
+  static {
+    recognisedAcrossCopies(this, 'ConfigError');
+  }
   override readonly name = 'ConfigError';
   constructor(readonly problems: ConfigProblem[]) {
     super(`invalid configuration:\n${problems.map((p) => `  - ${p.variable}: ${p.message}`).join('\n')}`);

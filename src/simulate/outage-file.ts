@@ -5,6 +5,7 @@ import { KEPT_DETAIL_SECONDS, KEPT_PROFILES, RECORDING_FORMAT, type OutageRecord
 import { policyProblems, validatePolicy } from '../policy/validate';
 import { MESSAGE_KINDS, type BackoffPolicyInput } from '../policy/types';
 import { zodProblems } from '../validation/delivery';
+import type { Assignable } from '../validation/schema-types';
 
 const count = z.number().int().nonnegative();
 const isoTime = z.string().refine((s) => Number.isFinite(Date.parse(s)), 'must be an ISO 8601 time');
@@ -58,6 +59,9 @@ const recordingSchema = z.strictObject({
   // one an hour of the window, and the hour either end overlaps
   hours: z.array(bucket).max(REPLAY_BOUNDS.windowMs / 3_600_000 + 2),
 });
+// a recording the endpoint exports is one the schema reads (but for the profiles' policies, which
+// validatePolicy checks field by field); the way back is parseOutageRecording's return type
+type _RecordingIsSchema = Assignable<Omit<OutageRecording, 'profiles'>, Omit<z.input<typeof recordingSchema>, 'profiles'>>;
 
 /**
  * A recording file (`redeliver endpoint export`) read back: JSON text → OutageRecording, or an

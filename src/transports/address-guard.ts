@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from 'node:dns';
 import { BlockList, isIP, type Socket } from 'node:net';
-import { RedeliverError } from '../errors';
+import { RedeliverError, recognisedAcrossCopies } from '../errors';
 
 /**
  * The SSRF guard: no attempt may reach an address outside the public internet unless an allow-list opens
@@ -95,6 +95,9 @@ export function rangeOf(raw: string): Refusal | undefined {
 
 /** Refused when an attempt would connect to a blocked address. */
 export class BlockedAddressError extends RedeliverError {
+  static {
+    recognisedAcrossCopies(this, 'BlockedAddressError');
+  }
   static readonly CODE = 'ERR_REDELIVER_BLOCKED_ADDRESS';
   override readonly name = 'BlockedAddressError';
   readonly code = BlockedAddressError.CODE;

@@ -9,6 +9,7 @@ import { parseDuration } from '../policy/duration';
 import type { BackoffPolicyInput } from '../policy/types';
 import { brokerProblems, credentialSchema, DEFAULT_ATTEMPT_TIMEOUT_MS, tlsSchema, validateDelivery, zodProblems } from './delivery';
 import { idSchema, parseTargetUrl } from './limits';
+import type { Assignable } from './schema-types';
 import { topicFilterProblems } from './subscription';
 
 export const DEFAULT_GROUP = 'redeliver';
@@ -91,6 +92,9 @@ const configSchema = z
       .optional(),
   })
   .strict();
+// what the schema lets through is a BridgeConfigInput; not the other way round: targets and the policy are
+// checked later, as a delivery's, and the schema takes them as any value
+type _SchemaIsBridgeConfigInput = Assignable<z.output<typeof configSchema>, BridgeConfigInput>;
 
 /**
  * A bridge's configuration, checked and with its defaults; throws InvalidInputError naming every wrong field

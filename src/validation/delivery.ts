@@ -7,6 +7,7 @@ import { parseDuration } from '../policy/duration';
 import type { BackoffPolicyInput } from '../policy/types';
 import type { Delivery, DeliveryInput, HttpBatching, HttpBatchingInput, MessageKind, MqttTargetInput, Target } from '../delivery/types';
 import { deliveryIdOf } from '../delivery/ids';
+import type { Assignable } from './schema-types';
 import { secretTenantProblems, type SecretTenantsLookup } from './secret-tenants';
 import {
   contentTypeSchema,
@@ -179,6 +180,9 @@ const inputSchema = z
 
 /** The shape of a delivery input (the HTTP API's OpenAPI document is made from it); validateDelivery checks the rest. */
 export const deliveryInputSchema = inputSchema;
+// what the schema lets through is a DeliveryInput; not the other way round: `policy` is any object here, for
+// validatePolicy to name each wrong field of it
+type _SchemaIsDeliveryInput = Assignable<z.output<typeof inputSchema>, DeliveryInput>;
 
 export interface ValidateOptions {
   /** Epoch ms; default Date.now(). */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { secretTenantProblems, type SecretTenantsLookup } from './secret-tenants';
 import { brokerProblems, credentialSchema, DEFAULT_ATTEMPT_TIMEOUT_MS, tlsSchema, validateDelivery, zodProblems } from './delivery';
 import { COMMAND_HEADERS, headerProblems, idSchema, parseTargetUrl, tenantSchema } from './limits';
+import type { Assignable } from './schema-types';
 import type { DeliveryInput, MqttTargetInput } from '../delivery/types';
 import { InvalidInputError, type Problem } from '../errors';
 import { parseDuration } from '../policy/duration';
@@ -71,6 +72,11 @@ const inputSchema = z
 
 /** The shape of a subscription input (the HTTP API's OpenAPI document is made from it); validateSubscription checks the rest. */
 export const subscriptionInputSchema = inputSchema;
+// SubscriptionInput and the schema say the same, both ways, but for what is checked later, field by field: the
+// response's target (as a delivery's) and the policies (by validatePolicy), which the schema takes as any value
+type Shaped<T> = Omit<T, 'response' | 'policy'>;
+type _SchemaIsSubscriptionInput = Assignable<Shaped<z.output<typeof inputSchema>>, Shaped<SubscriptionInput>>;
+type _SubscriptionInputIsSchema = Assignable<Shaped<SubscriptionInput>, Shaped<z.input<typeof inputSchema>>>;
 
 export interface ValidateSubscriptionOptions {
   /** Epoch ms; default Date.now(). */

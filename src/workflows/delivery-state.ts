@@ -1,10 +1,10 @@
-import { ApplicationFailure } from '@temporalio/common';
 import type { AttemptFailureDetails, AttemptSuccess } from '../activities';
 import type { RetryEnd, RetryInput, RetryProgress } from '../activities/retry';
 import type { FirstAttempt } from '../batch/types';
 import type { ErrorClass } from '../classify/types';
 import { afterFailure, logAttempt } from '../delivery/after-failure';
 import { attemptError } from '../delivery/attempt-error';
+import { refusal } from '../errors';
 import { expiresAt, humanDuration, waitingSummary } from '../delivery/summary';
 import type {
   AttemptError,
@@ -174,15 +174,15 @@ export class DeliveryTracker {
   // the controls: a validator (throws the refusal the client reports) and the change itself
 
   checkRetryNow(): void {
-    if (this.pausedBy) throw ApplicationFailure.create({ type: 'NotWaiting', message: 'the delivery is paused: resume it first' });
+    if (this.pausedBy) throw refusal('NotWaiting', 'the delivery is paused: resume it first');
     if (!this.admitted) {
       const behind = this.ordering!.behind ?? 'earlier deliveries';
       const message = `the delivery is queued behind ${behind} on its ordering key ${this.ordering!.key}: it goes when every earlier one has ended`;
-      throw ApplicationFailure.create({ type: 'NotWaiting', message });
+      throw refusal('NotWaiting', message);
     }
     const state = this.shown.state;
     if (state !== 'waiting') {
-      throw ApplicationFailure.create({ type: 'NotWaiting', message: `the delivery is not waiting (it is ${state})` });
+      throw refusal('NotWaiting', `the delivery is not waiting (it is ${state})`);
     }
   }
 
@@ -191,7 +191,7 @@ export class DeliveryTracker {
   }
 
   checkPause(): void {
-    if (this.pausedBy) throw ApplicationFailure.create({ type: 'AlreadyPaused', message: 'the delivery is already paused' });
+    if (this.pausedBy) throw refusal('AlreadyPaused', 'the delivery is already paused');
   }
 
   pause(reason: string): void {
@@ -201,7 +201,7 @@ export class DeliveryTracker {
   }
 
   checkResume(): void {
-    if (!this.pausedBy) throw ApplicationFailure.create({ type: 'NotPaused', message: 'the delivery is not paused' });
+    if (!this.pausedBy) throw refusal('NotPaused', 'the delivery is not paused');
   }
 
   /** Paused time does not age the delivery: it is added to what the max age is counted from. */

@@ -1,4 +1,3 @@
-import { ApplicationFailure } from '@temporalio/common';
 import {
   applySettings,
   breakerFor,
@@ -12,6 +11,7 @@ import {
   type ModeChange,
 } from '../endpoints/controls';
 import { humanDuration } from '../delivery/summary';
+import { refusal } from '../errors';
 import type { EndpointHealth } from '../endpoints/health';
 
 /** What an endpoint's workflow carries to its next run about its controls. */
@@ -157,6 +157,5 @@ export class EndpointControls {
 
 /** An update's validator: refuses a change with problems, naming each field. */
 function refuseProblems(problems: { field: string; message: string }[]): void {
-  if (problems.length)
-    throw ApplicationFailure.create({ type: 'InvalidSettings', message: problems.map((p) => `${p.field}: ${p.message}`).join('; ') });
+  if (problems.length) throw refusal('InvalidSettings', problems.map((p) => `${p.field}: ${p.message}`).join('; '));
 }

@@ -1,5 +1,5 @@
-import { ApplicationFailure } from '@temporalio/common';
 import type { Outcome } from '../delivery/types';
+import { refusal } from '../errors';
 
 /*
  * An ordering key's queue (docs/ordering.md), without Temporal: the places its deliveries took, in submit
@@ -125,7 +125,6 @@ export interface OrderingStatus {
   summary: string;
 }
 
-const refuse = (type: string, message: string) => ApplicationFailure.create({ type, message });
 const bytesOf = (entry: Entry) => JSON.stringify(entry).length + 1;
 
 export class OrderingQueue {
@@ -169,7 +168,7 @@ export class OrderingQueue {
     }
     if (this.queue.length + fresh > MAX_QUEUED || this.bytes + bytes > MAX_QUEUED_BYTES) {
       const message = `${this.key} has ${this.queue.length} deliveries queued, and a key holds at most ${MAX_QUEUED} (or ${MAX_QUEUED_BYTES} bytes of their ids): submit these again once some have gone`;
-      throw refuse('KeyFull', message);
+      throw refusal('KeyFull', message);
     }
   }
 
@@ -180,7 +179,7 @@ export class OrderingQueue {
       : this.head
         ? `its head is ${this.head.deliveryId}`
         : 'it is idle';
-    throw refuse('NotBlocked', `${deliveryId} does not hold the key ${this.key} (${now})`);
+    throw refusal('NotBlocked', `${deliveryId} does not hold the key ${this.key} (${now})`);
   }
 
   // what happens to the key

@@ -1,7 +1,7 @@
-import { ApplicationFailure } from '@temporalio/common';
 import type { AttemptFailureDetails, HandOff, HoldFailureDetails } from '../activities';
 import { attemptError } from '../delivery/attempt-error';
 import { codeInWords, humanDuration } from '../delivery/summary';
+import { refusal } from '../errors';
 import type { AttemptError, Delivery } from '../delivery/types';
 import { nextDelay } from '../policy/backoff';
 import { downtimeReport, markDown, markUp, openLedger, type DowntimeLedger } from '../subscription/downtime';
@@ -184,7 +184,7 @@ export class SubscriptionTracker {
   }
 
   checkStop(): void {
-    if (this.stop !== null) throw ApplicationFailure.create({ type: 'AlreadyStopping', message: 'the subscription is already stopping' });
+    if (this.stop !== null) throw refusal('AlreadyStopping', 'the subscription is already stopping');
   }
 
   requestStop(reason: string): SubscriptionStatus {
