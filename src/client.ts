@@ -25,9 +25,29 @@ import type { KeyRing } from './encryption/keys';
 import { clientTracingInterceptor } from './telemetry/tracing';
 import { validateDeliveries, validateDelivery, type ValidateOptions } from './validation/delivery';
 import { retryProgressOf } from './activities/progress';
-import type { RetryProgress } from './activities/retry';
+import {
+  Attempts,
+  batchWorkflowId,
+  DeliveryKind,
+  DeliveryState,
+  Device,
+  Endpoint,
+  endpointDowntimeQuery,
+  endpointRecordingQuery,
+  endpointStatusQuery,
+  endpointTimelineQuery,
+  endpointWorkflowId,
+  LastErrorClass,
+  pauseUpdate,
+  type Place,
+  resumeUpdate,
+  retryNowUpdate,
+  type RetryProgress,
+  statusQuery,
+  Tenant,
+  type DeliveryWorkflow,
+} from './contract';
 import { humanDuration, waitingSummary } from './delivery/summary';
-import { endpointWorkflowId } from './delivery/ids';
 import type { OutageRecording } from './endpoints/recording';
 import type { TimelineBucket } from './endpoints/timeline';
 import type { EndpointDowntimeReport, EndpointStatus } from './endpoints/types';
@@ -40,29 +60,10 @@ import {
   type DeadLetterState,
   type DeliveryFilter,
 } from './delivery/filter';
-import {
-  Attempts,
-  DeliveryKind,
-  DeliveryState,
-  Device,
-  Endpoint,
-  endpointDowntimeQuery,
-  endpointRecordingQuery,
-  endpointStatusQuery,
-  endpointTimelineQuery,
-  LastErrorClass,
-  Tenant,
-  pauseUpdate,
-  resumeUpdate,
-  retryNowUpdate,
-  statusQuery,
-} from './workflows/definitions';
-import type { deliveryWorkflow } from './workflows/delivery';
 import { Batcher, type BatcherOptions } from './batcher';
 import { BatchSubmission, planSubmission, startBatch, type BatchHandle, type BatchOptions, type PlannedBatch } from './batches';
 import { deliveryStart, fingerprintOf, type DeliveryMemo, type Redrive } from './delivery-start';
-import { batchWorkflowId } from './batch/types';
-import { OrderingKeys, type Place } from './ordering-keys';
+import { OrderingKeys } from './ordering-keys';
 import { secretTenantsFromEnvironment } from './transports/secret-tenants';
 
 type Reuse = 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE';
@@ -202,7 +203,7 @@ export class Redeliver {
 
   /** A message id submitted again: the existing delivery if it is the same message, refused (naming messageId) if not. */
   private async resubmitted(delivery: Delivery, place: Place | null): Promise<DeliveryHandle> {
-    const handle = this.client.workflow.getHandle<typeof deliveryWorkflow>(delivery.deliveryId);
+    const handle = this.client.workflow.getHandle<DeliveryWorkflow>(delivery.deliveryId);
     const description = await handle.describe();
     const existing = (description.memo as unknown as DeliveryMemo | undefined)?.fingerprint;
     // a place taken just now for a delivery that exists goes back, unless that one runs and holds it (the same message)
@@ -235,7 +236,7 @@ export class Redeliver {
       ...(redrive && { redrive }),
       ...(place && { place }),
     };
-    return this.client.workflow.start<typeof deliveryWorkflow>('deliveryWorkflow', {
+    return this.client.workflow.start<DeliveryWorkflow>('deliveryWorkflow', {
       ...deliveryStart(delivery, start),
       // a redrive's start is deduplicated by the server against the dead letter's run (see redriveRequestId)
       ...(redrive && { [InternalWorkflowStartOptionsSymbol]: { requestId: redriveRequestId(redrive.of) } }),
@@ -443,7 +444,7 @@ export class Redeliver {
    * that run of the delivery is redriven: a delivery that has a newer run was redriven already.
    */
   async redrive(deliveryId: string, options: { runId?: string } = {}): Promise<DeliveryHandle> {
-    const handle = this.client.workflow.getHandle<typeof deliveryWorkflow>(deliveryId);
+    const handle = this.client.workflow.getHandle<DeliveryWorkflow>(deliveryId);
     const description = await handle.describe();
     if (description.status.name === 'RUNNING' || (options.runId !== undefined && description.runId !== options.runId)) {
       return new DeliveryHandle(handle, false);
@@ -453,7 +454,7 @@ export class Redeliver {
       const current = state ?? description.status.name.toLowerCase();
       throw new DeliveryControlError(deliveryId, 'NotADeadLetter', `only dead letters can be redriven; this delivery is ${current}`);
     }
-    const { message } = await this.client.workflow.getHandle<typeof deliveryWorkflow>(deliveryId, description.runId).result();
+    const { message } = await this.client.workflow.getHandle<DeliveryWorkflow>(deliveryId, description.runId).result();
     if (!message) throw new DeliveryControlError(deliveryId, 'NoMessage', 'the dead letter has no message to redrive');
     const now = Date.now();
     if (message.policy.deadline !== null && message.policy.deadline <= now) {
@@ -514,7 +515,7 @@ export class Redeliver {
 
   /** A handle on an existing delivery by its id (`delivery/<tenant>/<device>/<messageId>`). */
   getHandle(deliveryId: string): DeliveryHandle {
-    return new DeliveryHandle(this.client.workflow.getHandle<typeof deliveryWorkflow>(deliveryId), false);
+    return new DeliveryHandle(this.client.workflow.getHandle<DeliveryWorkflow>(deliveryId), false);
   }
 }
 
@@ -526,7 +527,7 @@ export const CANCEL_WAIT_MS = 60_000;
 
 export class DeliveryHandle {
   constructor(
-    readonly workflow: WorkflowHandle<typeof deliveryWorkflow>,
+    readonly workflow: WorkflowHandle<DeliveryWorkflow>,
     /** Whether this submit started the delivery (false: it already existed). */
     readonly created: boolean,
   ) {}

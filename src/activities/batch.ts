@@ -8,7 +8,7 @@ import {
   type FirstAttempt,
   type MessageDisposition,
   type MessageResult,
-} from '../batch/types';
+} from '../contract';
 import { deliveryStart } from '../delivery-start';
 import { OrderingKeys } from '../ordering-keys';
 import type { Delivery } from '../delivery/types';

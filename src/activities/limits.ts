@@ -1,17 +1,6 @@
-import { ApplicationFailure } from '@temporalio/activity';
-import { UNSENT_TYPE } from '../classify/classify';
-import type { Delivery, Outcome } from '../delivery/types';
+import type { Delivery } from '../delivery/types';
 import { nextDelay } from '../policy/backoff';
 import { RATE, type EndpointAdmission } from './admission';
-
-/** Failure type of an attempt of an activity that only waits: for its planned time, or for room at the endpoint. */
-export const WAITING_TYPE = 'DeliveryWaiting';
-
-/** A first attempt that ended the delivery unsent: the outcome and why. */
-export interface UnsentDetails {
-  outcome: Extract<Outcome, 'expired' | 'rejected' | 'dropped'>;
-  reason: string;
-}
 
 /** What the endpoint's limits say of an attempt about to go out (activities/admission.ts). */
 export type LimitsPassed =
@@ -96,14 +85,4 @@ export function heldUntil(
   policy.initial = Math.min(policy.initial, policy.max);
   const decision = nextDelay(policy, { ...state, firstAttemptAt: state.agedFrom }, random);
   return decision.retry ? state.now + decision.delay : null;
-}
-
-/** The activity's failure that makes it wait on the server until `delayMs` have passed. */
-export function waitingFailure(delayMs: number, message: string, details: unknown[]): ApplicationFailure {
-  return ApplicationFailure.create({ type: WAITING_TYPE, message, nextRetryDelay: Math.max(1, Math.round(delayMs)), details });
-}
-
-/** The first attempt's failure that ends the delivery without sending it (workflows/delivery-turn.ts). */
-export function unsentFailure(details: UnsentDetails): ApplicationFailure {
-  return ApplicationFailure.create({ type: UNSENT_TYPE, message: details.reason, nonRetryable: true, details: [details] });
 }

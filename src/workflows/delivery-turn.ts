@@ -1,11 +1,16 @@
 import { ActivityFailure, ApplicationFailure, condition, isCancellation, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
-import type { Activities, AttemptFailureDetails } from '../activities';
-import type { UnsentDetails } from '../activities/limits';
+import {
+  type Activities,
+  ATTEMPT_MARGIN_MS,
+  type AttemptFailureDetails,
+  type DeliveryWorkflow,
+  failureOf,
+  type UnsentDetails,
+} from '../contract';
 import { FAILURE_TYPES, UNSENT_TYPE } from '../classify/classify';
 import { attemptsInWords } from '../delivery/summary';
 import type { DeliveryResult } from '../delivery/types';
-import type { DeliveryTracker, DeliveryWorkflow } from './delivery-state';
-import { ATTEMPT_MARGIN_MS, failureOf } from './failures';
+import type { DeliveryTracker } from './delivery-state';
 import { continueAsNewWhenIdle, historyTooLong } from './history';
 
 /*

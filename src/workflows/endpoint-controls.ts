@@ -13,15 +13,7 @@ import {
 } from '../endpoints/controls';
 import { humanDuration } from '../delivery/summary';
 import type { EndpointHealth } from '../endpoints/health';
-import { endpointModeUpdate, endpointSettingsUpdate } from './definitions';
-
-/** What an endpoint's workflow carries to its next run about its controls. */
-export interface ControlsCarried {
-  settings: EndpointSettings;
-  /** Absent in runs from before the breaker. */
-  breaker?: BreakerState;
-  mode?: EndpointMode;
-}
+import { type ControlsCarried, endpointModeUpdate, endpointSettingsUpdate } from '../contract';
 
 /**
  * The breaker is published in the memo when it opens, closes or changes its prober: commands the workflow did

@@ -1,12 +1,6 @@
 import { condition, patched, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { humanDuration } from '../delivery/summary';
-import {
-  endpointDowntimeReport,
-  openEndpointLedger,
-  recordOutcomes,
-  type EndpointLedger,
-  type EndpointLedgerOptions,
-} from '../endpoints/downtime';
+import { endpointDowntimeReport, openEndpointLedger, recordOutcomes, type EndpointLedger } from '../endpoints/downtime';
 import {
   FAILING_AFTER_MS,
   healthAt,
@@ -16,20 +10,21 @@ import {
   type EndpointHealthState,
   type HealthLedger,
 } from '../endpoints/health';
-import { EndpointEvents, type EventsCarried } from '../endpoints/operational-events';
-import { exportRecording, openRecording, recordAttempts, recordReport, type EndpointRecording } from '../endpoints/recording';
-import { addToTimeline, type Timeline } from '../endpoints/timeline';
+import { EndpointEvents } from '../endpoints/operational-events';
+import { exportRecording, openRecording, recordAttempts, recordReport } from '../endpoints/recording';
+import { addToTimeline } from '../endpoints/timeline';
 import type { AttemptOutcome, EndpointStatus } from '../endpoints/types';
 import { nextWake } from '../endpoints/wake';
 import {
-  EndpointHealth,
+  type EndpointWorkflowInput,
   endpointDowntimeQuery,
+  EndpointHealth,
   endpointRecordingQuery,
   endpointReportSignal,
   endpointStatusQuery,
   endpointTimelineQuery,
-} from './definitions';
-import { EndpointControls, type ControlsCarried } from './endpoint-controls';
+} from '../contract';
+import { EndpointControls } from './endpoint-controls';
 import { continueAsNewWhenIdle, historyTooLong } from './history';
 import { countTransition, measureState, sendEvents } from './operational-events';
 
@@ -47,31 +42,6 @@ const DEFAULT_HISTORY_LIMIT = 2_000;
  * the old wait had passed, so that a run that never met one records no marker.
  */
 export const ENDPOINT_WAKE_AHEAD = 'endpoint-wake-ahead';
-
-export interface EndpointCarried {
-  run: number;
-  ledger: EndpointLedger;
-  health: HealthLedger;
-  timeline: Timeline;
-  /** The operator's settings (workflows/endpoint-controls.ts); absent in runs from before them. */
-  controls?: ControlsCarried;
-  /** Absent in runs carried over from before recordings were kept. */
-  recording?: EndpointRecording;
-  /** The operational events' sequence and the dead letters not told yet; absent in runs from before them. */
-  events?: EventsCarried;
-  workers: Record<string, number>;
-  pending: AttemptOutcome[];
-  heldBack: { second: number; count: number }[];
-  lastReportAt: number;
-}
-
-export interface EndpointWorkflowInput {
-  endpoint: string;
-  /** Downtime rules (defaults: the guide's 1 min, and 3 attempts within 3 min for a reconnection). */
-  downtime?: EndpointLedgerOptions;
-  carried?: EndpointCarried;
-  historyLimit?: number;
-}
 
 /**
  * One endpoint's health and downtime, from the attempts every worker reports (activities/endpoint-reporter.ts):

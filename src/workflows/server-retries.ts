@@ -12,13 +12,11 @@ import {
   proxyLocalActivities,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { RetryEnd, RetryInput, RetryProgress } from '../activities/retry';
+import { type Activities, ATTEMPT_MARGIN_MS, type RetryEnd, type RetryInput, type RetryProgress } from '../contract';
 import { attemptsInWords } from '../delivery/summary';
 import type { Delivery, DeliveryResult, DeliveryStatus } from '../delivery/types';
 import type { DeliveryTracker } from './delivery-state';
 import { continueIfLong, untilResumed } from './delivery-turn';
-import { ATTEMPT_MARGIN_MS } from './failures';
 
 /**
  * Pause, retry now and cancel answer with the attempts the endpoint saw: the retrying activity runs out of

@@ -1,10 +1,10 @@
 import type { SearchAttributePair } from '@temporalio/common';
-import { endpointWorkflowId, tenantEventsWorkflowId } from '../delivery/ids';
 import { deliveryDetails, deliverySummary, humanDuration } from '../delivery/summary';
 import type { Delivery } from '../delivery/types';
 import { describePolicy } from '../policy/describe';
 import type { CommandSubscription } from '../subscription/types';
-import { Attempts, DeliveryKind, DeliveryState, Device, Endpoint, EndpointHealth, OrderingKey, Tenant } from './definitions';
+import { endpointWorkflowId, tenantEventsWorkflowId } from './ids';
+import { Attempts, DeliveryKind, DeliveryState, Device, Endpoint, EndpointHealth, OrderingKey, Tenant } from './search-attributes';
 
 /*
  * How each workflow starts, whoever starts it: a delivery from Redeliver.submit and redrive (client.ts) or as
