@@ -2,7 +2,6 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   ActivityCancellationType,
   ActivityFailure,
-  ApplicationFailure,
   CancellationScope,
   ParentClosePolicy,
   TimeoutFailure,
@@ -20,7 +19,6 @@ import {
   ATTEMPT_MARGIN_MS,
   type AttemptFailureDetails,
   type SubscriptionWorkflowInput,
-  CLASS_OF_TYPE,
   commandReceivedSignal,
   deliveryFacts,
   deliveryStartOptions,
@@ -30,6 +28,7 @@ import {
   stopSubscriptionUpdate,
   subscribedSignal,
   subscriptionStatusQuery,
+  holdFailureDetails,
 } from '../contract';
 import type { Delivery } from '../delivery/types';
 import type { CommandSubscription, ReceivedCommand, SubscriptionResult } from '../subscription/types';
@@ -227,13 +226,9 @@ function holdFailure(err: unknown, endedOnPurpose: boolean): HoldFailureDetails 
 
 /** A failed hold: when the subscription was lost comes from the activity, or its last heartbeat when its worker was lost. */
 function holdFailureOf(err: unknown, now: number): HoldFailureDetails {
+  const details = holdFailureDetails(err);
+  if (details) return { ...details, lostAt: details.lostAt ?? now, subscribedAt: details.subscribedAt ?? null };
   const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure && cause.type && CLASS_OF_TYPE.has(cause.type)) {
-    const details = cause.details?.[0] as Partial<HoldFailureDetails> | undefined;
-    if (details?.class) {
-      return { ...(details as AttemptFailureDetails), lostAt: details.lostAt ?? now, subscribedAt: details.subscribedAt ?? null };
-    }
-  }
   if (cause instanceof TimeoutFailure) {
     const beat = cause.lastHeartbeatDetails as HoldHeartbeat | undefined;
     const what = cause.timeoutType === 'HEARTBEAT' ? 'stopped heartbeating (its worker is lost)' : 'did not end in time';
