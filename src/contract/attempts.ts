@@ -15,7 +15,7 @@ export interface AttemptFailureDetails extends Classification {
   durationMs: number;
 }
 
-/** How the workflow runs an attempt of `sendAttempt` (workflows/delivery-turn.ts). */
+/** How the workflow runs an attempt of `sendAttempt` (an attempt made by the workflow). */
 export interface SendOptions {
   /**
    * The activity may wait on the server for room at the endpoint (its retry policy retries WAITING_TYPE
@@ -45,7 +45,7 @@ export interface RetryProgress {
   /** Retries the budget held back so far. */
   heldBack: number;
   /**
-   * The endpoint's limits hold the next attempt back (activities/limits.ts), after the budget let it go: the
+   * The endpoint's limits (docs/endpoint-health.md) hold the next attempt back, after the budget let it go: the
    * budget is not asked again; the rate's slot reserved for it, if any (epoch ms); how many times the breaker
    * held it (its waits grow as its backoff would). Absent: not held.
    */

@@ -17,7 +17,7 @@ export interface EndpointCarried {
   ledger: EndpointLedger;
   health: HealthLedger;
   timeline: Timeline;
-  /** The operator's settings (workflows/endpoint-controls.ts); absent in runs from before them. */
+  /** The operator's settings (the endpoint's controls); absent in runs from before them. */
   controls?: ControlsCarried;
   /** Absent in runs carried over from before recordings were kept. */
   recording?: EndpointRecording;

@@ -80,7 +80,7 @@ export interface OrderingWorkflowInput {
   historyLimit?: number;
 }
 
-/** What an arrival check found of a head's delivery (activities/ordering.ts). */
+/** What an arrival check found of a head's delivery (the `orderingArrival` activity). */
 export type ArrivalCheck = 'running' | 'closed' | 'starting' | 'missing';
 
 /** The key as `redeliver ordering status` and `list --ordering-key` show it. */

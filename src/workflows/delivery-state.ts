@@ -283,7 +283,7 @@ export class DeliveryTracker {
   }
 
   /**
-   * A first attempt a batch made (batch/types.ts): the delivery starts from it, at the times it was made, as if
+   * A first attempt a batch made (FirstAttempt, in the contract): the delivery starts from it, at the times it was made, as if
    * it had made it itself. Its outcome (a dead letter), or null when attempt 2 is planned.
    */
   handedOver(first: FirstAttempt): DeliveryResult | null {
