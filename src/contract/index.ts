@@ -3,7 +3,7 @@
  * each side may rely on of the others. Pure: it imports only the pure domain and Temporal's definition helpers,
  * so that workflow code, activities and the client all import it and never each other.
  */
-export * from './activities';
+export * from './activity-signatures';
 export * from './attempts';
 export * from './batch';
 export * from './definitions';
