@@ -20,8 +20,9 @@ export default tseslint.config(
   },
   {
     // workflow code must stay deterministic: no Node builtins, no transports, activities as types only
-    // the pure folders: what workflows may import. Everything with I/O lives elsewhere (validation/, activities/, transports/, …)
-    files: ['src/{workflows,policy,classify,delivery,subscription,endpoints,batch}/**/*.ts'],
+    // the pure folders: what workflows may import, the contract among them. Everything with I/O lives elsewhere (validation/, activities/, transports/, …)
+    // the direction between these folders (contract above the pure domain, activities via the contract only) is .dependency-cruiser.cjs's
+    files: ['src/{workflows,contract,policy,classify,delivery,subscription,endpoints}/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
         paths: NODE_BUILTINS.flatMap((m) => [m, `node:${m}`]).map((name) => ({ name, message: 'workflow code is deterministic: no Node builtins' })),

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { Redeliver } from '../src/client';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
-import { orderingWorkflowId } from '../src/delivery/ids';
+import { orderingWorkflowId } from '../src/contract';
 import type { DeliveryInput } from '../src/delivery/types';
 import { mb, pool, round, startWorkerProcess, waitForCount, type BenchServer } from './harness';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redeliver } from '../src/client';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
 import type { Jitter } from '../src/policy/types';
-import { DeliveryState } from '../src/workflows/definitions';
+import { DeliveryState } from '../src/contract';
 import { pool, round, startWorkerProcess, waitForCount, type BenchServer } from './harness';
 
 export interface StormRow {

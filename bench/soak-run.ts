@@ -8,7 +8,7 @@
 import type { Client } from '@temporalio/client';
 import type { DeliveryHandle, Redeliver } from '../src/client';
 import { DeliveryControlError } from '../src/errors';
-import { statusQuery } from '../src/workflows/definitions';
+import { statusQuery } from '../src/contract';
 import type { DeliveryInput, DeliveryResult, Outcome } from '../src/delivery/types';
 import { randomFaults, type Receiver, type ReceivedRequest } from '../test/support/receiver';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { batchWorkflowId, type BatchResult, type BatchWorkflowInput } from './batch/types';
+import { type BatchResult, batchWorkflowId, type BatchWorkflowInput, Tenant, type BatchWorkflow } from './contract';
 import { fingerprintOf } from './delivery-start';
 import type { Delivery, DeliveryResult, Outcome } from './delivery/types';
 import { ConfigError } from './config/errors';
@@ -8,9 +8,7 @@ import { isEncryptedValue } from './encryption/codec';
 import { ConflictError, InvalidInputError, type Problem } from './errors';
 import { validateDeliveries, type ValidateOptions } from './validation/delivery';
 import { idSchema, storedBytes } from './validation/limits';
-import { Tenant } from './workflows/definitions';
 import { mapBounded } from './concurrency/pool';
-import type { batchWorkflow } from './workflows/batch';
 
 /*
  * Batches on the client's side (docs/batches.md): a set of deliveries cut into batches that each start in one
@@ -178,7 +176,7 @@ export class BatchHandle {
 
   /** Waits for the batch's first attempts: each message delivered at once, or handed to its own delivery. */
   result(): Promise<BatchResult> {
-    return this.client.workflow.getHandle<typeof batchWorkflow>(this.workflowId).result();
+    return this.client.workflow.getHandle<BatchWorkflow>(this.workflowId).result();
   }
 }
 
@@ -205,7 +203,7 @@ export async function startBatch(
   const handle = (created: boolean) => new BatchHandle(client, batch.tenant, batch.batchId, batch.deliveries.length, created);
   const memo: BatchMemo = { contents: batch.contents };
   try {
-    await client.workflow.start<typeof batchWorkflow>('batchWorkflow', {
+    await client.workflow.start<BatchWorkflow>('batchWorkflow', {
       workflowId: batchWorkflowId(batch.tenant, batch.batchId),
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       taskQueue,

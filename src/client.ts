@@ -11,10 +11,10 @@ import type { TimelineBucket } from './endpoints/timeline';
 import type { EndpointDowntimeReport } from './endpoints/types';
 import type { Delivery, DeliveryInput } from './delivery/types';
 import type { DeliveryFilter } from './delivery/filter';
-import type { deliveryWorkflow } from './workflows/delivery';
+
 import { Batcher, type BatcherOptions } from './batcher';
 import { BatchSubmission, planSubmission, startBatch, type BatchHandle, type BatchOptions, type PlannedBatch } from './batches';
-import { batchWorkflowId } from './batch/types';
+import { batchWorkflowId, type DeliveryWorkflow } from './contract';
 import { OrderingKeys } from './ordering-keys';
 import { DeliveryStarter } from './delivery-starter';
 import { DeliveryHandle } from './client/delivery-handle';
@@ -313,6 +313,6 @@ export class Redeliver {
 
   /** A handle on an existing delivery by its id (`delivery/<tenant>/<device>/<messageId>`). */
   getHandle(deliveryId: string): DeliveryHandle {
-    return new DeliveryHandle(this.client.workflow.getHandle<typeof deliveryWorkflow>(deliveryId), false);
+    return new DeliveryHandle(this.client.workflow.getHandle<DeliveryWorkflow>(deliveryId), false);
   }
 }

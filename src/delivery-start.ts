@@ -1,9 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { FirstAttempt } from './batch/types';
+import { deliveryFacts, deliveryStartOptions, type DeliveryWorkflowInput, type FirstAttempt, type StartPlace } from './contract';
 import type { Delivery } from './delivery/types';
-import type { StartPlace } from './workflows/ordering-state';
-import type { DeliveryWorkflowInput } from './workflows/delivery';
-import { deliveryFacts, deliveryStartOptions } from './workflows/start-options';
 
 /*
  * How a delivery's workflow is started, whoever starts it: Redeliver.submit and redrive (client.ts), or a

@@ -10,8 +10,8 @@ import { deliveryStart, fingerprintOf, type DeliveryMemo, type DeliveryStart } f
 import type { Delivery } from './delivery/types';
 import { isEncryptedValue } from './encryption/codec';
 import { ConflictError } from './errors';
-import { OrderingKeys, type Place } from './ordering-keys';
-import type { deliveryWorkflow } from './workflows/delivery';
+import type { DeliveryWorkflow, Place } from './contract';
+import { OrderingKeys } from './ordering-keys';
 
 /*
  * The one way a delivery's workflow is started from outside a workflow: a submit and a redrive (the client), a
@@ -27,8 +27,8 @@ export type StartHow = Partial<Omit<DeliveryStart, 'taskQueue' | 'historyLimit'>
 
 /** A delivery's workflow as a start left it: started by it (`created`, from the run it made), or one that was there already. */
 export type Started =
-  | { workflow: WorkflowHandleWithFirstExecutionRunId<typeof deliveryWorkflow>; created: true }
-  | { workflow: WorkflowHandle<typeof deliveryWorkflow>; created: false };
+  | { workflow: WorkflowHandleWithFirstExecutionRunId<DeliveryWorkflow>; created: true }
+  | { workflow: WorkflowHandle<DeliveryWorkflow>; created: false };
 
 export class DeliveryStarter {
   constructor(
@@ -49,7 +49,7 @@ export class DeliveryStarter {
       ...(historyLimit && { historyLimit }),
     });
     try {
-      const workflow = await this.client.workflow.start<typeof deliveryWorkflow>('deliveryWorkflow', {
+      const workflow = await this.client.workflow.start<DeliveryWorkflow>('deliveryWorkflow', {
         ...options,
         // a redrive's start is deduplicated by the server against the dead letter's run (see redriveRequestId)
         ...(how.redrive && { [InternalWorkflowStartOptionsSymbol]: { requestId: redriveRequestId(how.redrive.of) } }),
@@ -57,7 +57,7 @@ export class DeliveryStarter {
       return { workflow, created: true as const };
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      return { workflow: this.client.workflow.getHandle<typeof deliveryWorkflow>(delivery.deliveryId), created: false as const };
+      return { workflow: this.client.workflow.getHandle<DeliveryWorkflow>(delivery.deliveryId), created: false as const };
     }
   }
 

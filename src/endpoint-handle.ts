@@ -11,9 +11,7 @@ import {
   modeProblems,
   type ModeChange,
 } from './endpoints/controls';
-import { endpointModeUpdate, endpointSettingsUpdate } from './workflows/definitions';
-import type { endpointWorkflow } from './workflows/endpoint';
-import { endpointStartOptions } from './workflows/start-options';
+import { endpointModeUpdate, endpointSettingsUpdate, endpointStartOptions, type EndpointWorkflow } from './contract';
 
 /**
  * One endpoint's controls, as an operator sets them (`redeliver endpoint …`, Redeliver.endpoint): they live
@@ -84,12 +82,12 @@ export class EndpointHandle {
   }
 
   private handle() {
-    return this.client.workflow.getHandle<typeof endpointWorkflow>(endpointStartOptions(this.endpoint, this.taskQueue).workflowId);
+    return this.client.workflow.getHandle<EndpointWorkflow>(endpointStartOptions(this.endpoint, this.taskQueue).workflowId);
   }
 
   /** Update-with-start: the endpoint's workflow is started for the change when it does not run yet. */
   private async update<A>(update: UpdateDefinition<EndpointControl, [A]>, change: A): Promise<EndpointControl> {
-    const start = new WithStartWorkflowOperation<typeof endpointWorkflow>('endpointWorkflow', {
+    const start = new WithStartWorkflowOperation<EndpointWorkflow>('endpointWorkflow', {
       ...endpointStartOptions(this.endpoint, this.taskQueue),
       taskQueue: this.taskQueue,
       args: [{ endpoint: this.endpoint }],

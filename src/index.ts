@@ -15,9 +15,9 @@ export {
 } from './client';
 export { Batcher, type BatcherOptions, type BatchReceipt } from './batcher';
 export { BatchHandle, BatchSubmission, MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, type MessageOutcome } from './batches';
-export type { BatchResult, MessageDisposition, MessageResult } from './batch/types';
+export type { BatchResult, MessageDisposition, MessageResult, OrderingStatus, Place } from './contract';
 export { Subscriptions, SubscriptionHandle, type SubscriptionsOptions, type SubscriptionSummary } from './subscriptions';
-export { OrderingKeys, type OrderingStatus, type Place } from './ordering-keys';
+export { OrderingKeys } from './ordering-keys';
 export {
   RedeliverError,
   InvalidInputError,

@@ -1,20 +1,21 @@
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { orderingWorkflowId } from './delivery/ids';
-import type { Delivery } from './delivery/types';
-import { ConflictError, DeliveryControlError, InvalidInputError, refusalKindOf } from './errors';
 import {
+  type EnqueueRequest,
   enqueueUpdate,
   OrderingKey,
+  type OrderingStatus,
   orderingStatusQuery,
+  orderingWorkflowId,
+  type Place,
   releaseUpdate,
   startedSignal,
+  type StartPlace,
   Tenant,
   withdrawSignal,
-} from './workflows/definitions';
-import type { orderingWorkflow } from './workflows/ordering';
-import type { EnqueueRequest, OrderingStatus, Place, StartPlace } from './workflows/ordering-state';
-
-export type { OrderingStatus, Place } from './workflows/ordering-state';
+  type OrderingWorkflow,
+} from './contract';
+import type { Delivery } from './delivery/types';
+import { ConflictError, DeliveryControlError, InvalidInputError, refusalKindOf } from './errors';
 
 /** How many times a place is asked for when the key's sequencer was just closing (idle) as the ask came. */
 const ENQUEUE_TRIES = 3;
@@ -148,7 +149,7 @@ export class OrderingKeys {
   }
 
   private sequencer(tenant: string, key: string) {
-    return this.client.workflow.getHandle<typeof orderingWorkflow>(orderingWorkflowId(tenant, key));
+    return this.client.workflow.getHandle<OrderingWorkflow>(orderingWorkflowId(tenant, key));
   }
 
   private enqueue(tenant: string, key: string, request: EnqueueRequest): Promise<Place[]> {
@@ -179,7 +180,7 @@ export class OrderingKeys {
       try {
         return await this.client.workflow.executeUpdateWithStart(enqueueUpdate, {
           args: [requests],
-          startWorkflowOperation: new WithStartWorkflowOperation<typeof orderingWorkflow>('orderingWorkflow', {
+          startWorkflowOperation: new WithStartWorkflowOperation<OrderingWorkflow>('orderingWorkflow', {
             workflowId: orderingWorkflowId(tenant, key),
             workflowIdConflictPolicy: 'USE_EXISTING',
             taskQueue: this.taskQueue,

@@ -21,9 +21,16 @@ import {
 import { validateSubscription } from './validation/subscription';
 import type { SecretTenantsLookup } from './validation/secret-tenants';
 import { secretTenantsFromEnvironment } from './transports/secret-tenants';
-import type { commandSubscriptionWorkflow } from './workflows/command-subscription';
-import { Device, Endpoint, Tenant, stopSubscriptionUpdate, subscriptionStatusQuery } from './workflows/definitions';
-import { subscriptionFacts, subscriptionStartOptions } from './workflows/start-options';
+import {
+  Device,
+  Endpoint,
+  stopSubscriptionUpdate,
+  subscriptionFacts,
+  subscriptionStartOptions,
+  subscriptionStatusQuery,
+  Tenant,
+  type CommandSubscriptionWorkflow,
+} from './contract';
 
 export interface SubscriptionsOptions {
   /** Task queue the workers poll. Default $REDELIVER_TASK_QUEUE, else `redeliver`. */
@@ -92,7 +99,7 @@ export class Subscriptions {
       ? fingerprintOf(subscription, legacyClientIdOf(subscription.subscriptionId))
       : fingerprint;
     try {
-      const handle = await this.client.workflow.start<typeof commandSubscriptionWorkflow>('commandSubscriptionWorkflow', {
+      const handle = await this.client.workflow.start<CommandSubscriptionWorkflow>('commandSubscriptionWorkflow', {
         ...subscriptionStartOptions(subscription),
         taskQueue: this.taskQueue,
         args: [{ subscription, ...(this.options.historyLimit && { historyLimit: this.options.historyLimit }) }],
@@ -101,7 +108,7 @@ export class Subscriptions {
       return new SubscriptionHandle(handle, true);
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      const handle = this.client.workflow.getHandle<typeof commandSubscriptionWorkflow>(subscription.subscriptionId);
+      const handle = this.client.workflow.getHandle<CommandSubscriptionWorkflow>(subscription.subscriptionId);
       const existing = ((await handle.describe()).memo as Memo | undefined)?.fingerprint;
       if (existing !== undefined && existing !== fingerprint && existing !== legacyFingerprint) {
         throw new ConflictError(
@@ -118,7 +125,7 @@ export class Subscriptions {
   getHandle(tenant: string, device: string): SubscriptionHandle;
   getHandle(idOrTenant: string, device?: string): SubscriptionHandle {
     const id = device === undefined ? subscriptionIdFrom(idOrTenant) : subscriptionIdOf(idOrTenant, device);
-    return new SubscriptionHandle(this.client.workflow.getHandle<typeof commandSubscriptionWorkflow>(id), false);
+    return new SubscriptionHandle(this.client.workflow.getHandle<CommandSubscriptionWorkflow>(id), false);
   }
 
   /** Subscriptions on this task queue, newest first; `running` keeps the running ones only. */
@@ -134,7 +141,7 @@ export class Subscriptions {
 
 export class SubscriptionHandle {
   constructor(
-    readonly workflow: WorkflowHandle<typeof commandSubscriptionWorkflow>,
+    readonly workflow: WorkflowHandle<CommandSubscriptionWorkflow>,
     /** Whether this `start` started it (false: it was running already). */
     readonly created: boolean,
   ) {}

@@ -3,7 +3,7 @@ import type { Duration } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogMetadata, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import type { AttemptListener } from './activities/deliver';
-import { WAITING_TYPE } from './activities/retry';
+import { WAITING_TYPE } from './contract';
 import { bundleEncryptsFailures, bundleHasTracing } from './bundle';
 import { FAILURE_TYPES, UNSENT_TYPE } from './classify/classify';
 import { ConfigError, type Environment } from './config/errors';

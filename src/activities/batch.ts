@@ -8,7 +8,7 @@ import {
   type FirstAttempt,
   type MessageDisposition,
   type MessageResult,
-} from '../batch/types';
+} from '../contract';
 import { DeliveryStarter } from '../delivery-starter';
 import type { Delivery } from '../delivery/types';
 import { mostUrgent } from '../endpoints/priority';

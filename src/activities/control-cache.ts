@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { endpointWorkflowId } from '../delivery/ids';
+import { endpointWorkflowId } from '../contract';
 import { CONTROL_MEMO, CONTROL_TTL_MS, type EndpointControl } from '../endpoints/controls';
 /** How long a read an attempt waits for may take before it goes on with what was known (Temporal slow or away). */
 const READ_DEADLINE_MS = 5_000;

@@ -1,6 +1,14 @@
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { CancelledFailure, Context } from '@temporalio/activity';
 import type { Dispatcher } from 'undici';
-import { classify, FAILURE_TYPES, type Classification, type TransportOutcome } from '../classify';
+import { classify, type TransportOutcome } from '../classify';
+import {
+  attemptFailure,
+  type AttemptFailureDetails,
+  type AttemptSuccess,
+  type SendOptions,
+  unsentFailure,
+  waitingFailure,
+} from '../contract';
 import { mqttQos } from '../delivery/summary';
 import { isMqttTarget, type Delivery, type HttpTarget, type MqttTarget } from '../delivery/types';
 import { arrivalProfile } from '../endpoints/recording';
@@ -10,20 +18,8 @@ import type { EndpointAdmission } from './admission';
 import { sendHttp, type HttpAttempt, type HttpRequest } from '../transports/http';
 import { createMqttPool, type MqttPool, type MqttPublish } from '../transports/mqtt';
 import { signRequest, signingSecretsFromEnvironment, webhookIdOf, type Signing, type SigningSecretResolver } from '../transports/signing';
-import { passLimits, unsentFailure, waitingFailure } from './limits';
+import { passLimits } from './limits';
 import { heldUntil, limitsVerdict } from '../delivery/limits-verdict';
-
-/** What a successful attempt returns to the workflow. */
-export interface AttemptSuccess {
-  code: string;
-  reason: string;
-  durationMs: number;
-}
-
-/** Carried in a failed attempt's ApplicationFailure details, for the workflow to decide. */
-export interface AttemptFailureDetails extends Classification {
-  durationMs: number;
-}
 
 /** The headers every attempt carries: the stable message id lets a receiver deduplicate retries. */
 export function deliveryHeaders(delivery: Delivery, attempt: number): Record<string, string> {
@@ -194,28 +190,6 @@ export function createRequestAttempt(deps: DeliverDeps) {
 
 export type RequestAttempt = ReturnType<typeof createRequestAttempt>;
 
-/** The ApplicationFailure a failed attempt ends its activity with: one type per class (FAILURE_TYPES). */
-export function attemptFailure(failure: AttemptFailureDetails, nextRetryDelay?: number, progress?: unknown): ApplicationFailure {
-  const { ok: _ok, ...details } = failure as AttemptFailureDetails & { ok?: boolean };
-  return ApplicationFailure.create({
-    type: FAILURE_TYPES[failure.class as keyof typeof FAILURE_TYPES],
-    message: failure.reason,
-    nonRetryable: !failure.retryable,
-    // the retrying activity adds its progress (activities/retry.ts)
-    details: progress === undefined ? [details] : [details, progress],
-    ...(nextRetryDelay !== undefined && { nextRetryDelay }),
-  });
-}
-
-/** How the workflow runs an attempt of `sendAttempt` (workflows/delivery-turn.ts). */
-export interface SendOptions {
-  /**
-   * The activity may wait on the server for room at the endpoint (its retry policy retries WAITING_TYPE
-   * only): a run from before the endpoint limits does not pass it, and its attempts are not held.
-   */
-  limited?: boolean;
-}
-
 /**
  * `checkSubmission`: asked before a delivery's first attempt goes out, a refusal ends it (activities/submission-check.ts).
  * `admission`: the worker's per-endpoint limits (activities/admission.ts).
@@ -280,7 +254,7 @@ async function firstAttemptLimits(admission: EndpointAdmission | null | undefine
   const verdict = limitsVerdict(delivery, passed, { number: 1, holds });
   if (verdict.end) throw unsentFailure({ outcome: verdict.end, reason: verdict.reason });
   context.heartbeat(verdict.hold satisfies FirstAttemptHold);
-  throw waitingFailure(verdict.at - now, verdict.words, []);
+  throw waitingFailure(verdict.at - now, verdict.words);
 }
 
 /** An attempt lost with its worker: it may have arrived (the message id lets the receiver tell). */
@@ -319,5 +293,5 @@ function handedBack(reason: unknown, durationMs: number): Error {
     reason: 'the worker shut down during the attempt and handed it back; the message may have arrived, and is resent with its message id',
     durationMs,
   };
-  return ApplicationFailure.create({ type: FAILURE_TYPES.connection, message: details.reason, details: [details] });
+  return attemptFailure(details);
 }

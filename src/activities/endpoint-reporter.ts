@@ -2,10 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { endpointReportSignal, tenantDeadLettersSignal } from '../workflows/definitions';
-import type { endpointWorkflow } from '../workflows/endpoint';
-import type { tenantEventsWorkflow } from '../workflows/tenant-events';
-import { endpointStartOptions, tenantEventsStartOptions } from '../workflows/start-options';
+import {
+  endpointReportSignal,
+  endpointStartOptions,
+  tenantDeadLettersSignal,
+  tenantEventsStartOptions,
+  type EndpointWorkflow,
+  type TenantEventsWorkflow,
+} from '../contract';
 import { sameProfile } from '../endpoints/recording';
 import { mergeTally } from '../endpoints/operational-events';
 import { DEFAULT_MAX_ENDPOINTS_PER_TENANT } from '../config/settings';
@@ -297,7 +301,7 @@ export class EndpointReporter {
   private async signal(endpoint: string, report: EndpointReport, opens: boolean): Promise<void> {
     const options = endpointStartOptions(endpoint, this.taskQueue);
     if (!opens) return this.client.workflow.getHandle(options.workflowId).signal(endpointReportSignal, report);
-    await this.client.workflow.signalWithStart<typeof endpointWorkflow, [EndpointReport]>('endpointWorkflow', {
+    await this.client.workflow.signalWithStart<EndpointWorkflow, [EndpointReport]>('endpointWorkflow', {
       ...options,
       taskQueue: this.taskQueue,
       args: [{ endpoint }],
@@ -327,7 +331,7 @@ export class EndpointReporter {
         if (!report) return void this.deadLettersByTenant.delete(tenant);
         try {
           await this.client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () =>
-            this.client.workflow.signalWithStart<typeof tenantEventsWorkflow, [TenantReport]>('tenantEventsWorkflow', {
+            this.client.workflow.signalWithStart<TenantEventsWorkflow, [TenantReport]>('tenantEventsWorkflow', {
               ...tenantEventsStartOptions(tenant, this.taskQueue),
               taskQueue: this.taskQueue,
               args: [{ tenant }],

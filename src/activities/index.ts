@@ -6,6 +6,7 @@ import type { EndpointReporter } from './endpoint-reporter';
 import { createMqttPool, type MqttPool } from '../transports/mqtt';
 import type { SigningSecretResolver } from '../transports/signing';
 import type { OperatorEvents } from '../config/operator-events';
+import type { Activities } from '../contract';
 import { createBatchActivities } from './batch';
 import { createAttempt, createDeliverActivities, createRequestAttempt, type AttemptListener } from './deliver';
 import { createProgressActivities } from './progress';
@@ -14,9 +15,6 @@ import { createOrderingActivities } from './ordering';
 import { submissionCheck } from './submission-check';
 import { createRetryActivities } from './retry';
 import { createSubscriptionActivities } from './subscription';
-
-export type { AttemptSuccess, AttemptFailureDetails } from './deliver';
-export type { HandOff, HoldEnd, HoldFailureDetails, HoldHeartbeat, HoldOptions } from './subscription';
 
 export interface ActivityDeps {
   /** The HTTP connection pool (see transports/http.ts). */
@@ -46,7 +44,7 @@ export interface ActivityDeps {
 }
 
 /** Every activity the worker registers, configured from its dependencies. */
-export function createActivities(deps: ActivityDeps) {
+export function createActivities(deps: ActivityDeps): Activities {
   const mqtt = deps.mqtt ?? createMqttPool();
   const reporter = deps.reporter ?? undefined;
   const listener = deps.listener ?? reporter ?? undefined;
@@ -80,5 +78,3 @@ export function createActivities(deps: ActivityDeps) {
     ...createSubscriptionActivities({ ...deps, mqtt }),
   };
 }
-
-export type Activities = ReturnType<typeof createActivities>;

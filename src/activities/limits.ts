@@ -1,17 +1,6 @@
-import { ApplicationFailure } from '@temporalio/activity';
-import { UNSENT_TYPE } from '../classify/classify';
-import type { Delivery, Outcome } from '../delivery/types';
+import type { Delivery } from '../delivery/types';
 import type { LimitsRefusal } from '../delivery/limits-verdict';
 import { RATE, type EndpointAdmission } from './admission';
-
-/** Failure type of an attempt of an activity that only waits: for its planned time, or for room at the endpoint. */
-export const WAITING_TYPE = 'DeliveryWaiting';
-
-/** A first attempt that ended the delivery unsent: the outcome and why. */
-export interface UnsentDetails {
-  outcome: Extract<Outcome, 'expired' | 'rejected' | 'dropped'>;
-  reason: string;
-}
 
 /** What the endpoint's limits say of an attempt about to go out (activities/admission.ts): it goes, or why not. */
 export type LimitsPassed = { go: true; release: (durationMs: number) => void } | ({ go: false } & LimitsRefusal);
@@ -68,14 +57,4 @@ export async function passLimits(
     expired: context.expiry !== null && admitted.at >= context.expiry,
     words: `${delivery.endpoint}'s limit of ${bound} holds the attempt back`,
   };
-}
-
-/** The activity's failure that makes it wait on the server until `delayMs` have passed. */
-export function waitingFailure(delayMs: number, message: string, details: unknown[]): ApplicationFailure {
-  return ApplicationFailure.create({ type: WAITING_TYPE, message, nextRetryDelay: Math.max(1, Math.round(delayMs)), details });
-}
-
-/** The first attempt's failure that ends the delivery without sending it (workflows/delivery-turn.ts). */
-export function unsentFailure(details: UnsentDetails): ApplicationFailure {
-  return ApplicationFailure.create({ type: UNSENT_TYPE, message: details.reason, nonRetryable: true, details: [details] });
 }

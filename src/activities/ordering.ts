@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { ArrivalCheck } from '../workflows/ordering-state';
+import type { ArrivalCheck } from '../contract';
 
 /** The ordering keys' activity (docs/ordering.md): what a sequencer cannot ask Temporal itself. */
 export function createOrderingActivities(client: Client | null) {

@@ -1,7 +1,7 @@
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import type { LoadedDataConverter } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import type { RetryProgress } from './retry';
+import type { RetryProgress } from '../contract';
 
 /** The retrying activity's type, as Temporal lists it among a workflow's pending activities. */
 const RETRY_ACTIVITY = 'retryDelivery';

@@ -1,73 +1,16 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { ErrorClass } from '../classify/types';
+import { Context, type ApplicationFailure } from '@temporalio/activity';
 import { afterFailure, logAttempt } from '../delivery/after-failure';
 import { attemptError } from '../delivery/attempt-error';
 import { heldUntil, limitsVerdict } from '../delivery/limits-verdict';
 import { expiresAt } from '../delivery/summary';
-import type { AttemptError, AttemptRecord, Delivery } from '../delivery/types';
+import type { Delivery } from '../delivery/types';
 import type { RetryBudget } from '../endpoints/budget';
 import { FAILURE_TYPES } from '../classify/classify';
-import { activityClock, attemptFailure, lostAttempt, type AttemptFailureDetails, type AttemptResult } from './deliver';
+import { attemptFailure, attemptFailureDetails, type RetryEnd, type RetryInput, type RetryProgress, waitingFailure } from '../contract';
+import { activityClock, lostAttempt, type AttemptResult } from './deliver';
 import type { EndpointAdmission } from './admission';
-import { passLimits, WAITING_TYPE, type LimitsPassed } from './limits';
+import { passLimits, type LimitsPassed } from './limits';
 import { SUBMISSION_UNCHECKED, type SubmissionCheck } from './submission-check';
-
-/**
- * A delivery's retrying, as it goes from attempt to attempt of the `retryDelivery` activity. It travels
- * in the activity's heartbeat details, which Temporal hands to the next attempt: the retries themselves
- * add nothing to the delivery's history (docs/retries.md).
- */
-export interface RetryProgress {
-  /** Attempts sent so far, the first one included: the `delivery-attempt` header of the next is one more. */
-  attempts: number;
-  previousDelay: number | null;
-  lastError: AttemptError;
-  lastAttemptAt: number;
-  attemptLog: AttemptRecord[];
-  /** When the next attempt is planned (epoch ms). */
-  nextAttemptAt: number;
-  /** Whether the wait until nextAttemptAt is a server's hint (Retry-After). */
-  hinted: boolean;
-  /** A slot the endpoint's retry budget reserved for the next attempt (epoch ms); the attempt then goes out without asking again. */
-  reservedAt: number | null;
-  /** Retries the budget held back so far. */
-  heldBack: number;
-  /**
-   * The endpoint's limits hold the next attempt back (activities/limits.ts), after the budget let it go: the
-   * budget is not asked again; the rate's slot reserved for it, if any (epoch ms); how many times the breaker
-   * held it (its waits grow as its backoff would). Absent: not held.
-   */
-  limitsHold?: { reservedAt: number | null; holds?: number } | null;
-  /**
-   * The attempt being sent, saved (heartbeated) before it goes out: an attempt of this activity that finds
-   * it was lost with its worker (killed, or shut down mid-attempt), so it is counted all the same.
-   */
-  inFlight?: { attempt: number; startedAt: number } | null;
-}
-
-export interface RetryInput {
-  delivery: Delivery;
-  progress: RetryProgress;
-  /** When the first attempt started, moved on by the time spent paused (the max age does not run while paused). */
-  agedFrom: number;
-  /**
-   * The class the delivery's `LastErrorClass` search attribute says: a failure of another class ends the
-   * activity so the workflow can say so in the UI's list, then goes on with a new one.
-   */
-  searchedClass: ErrorClass;
-  /** Skip the budget for the next attempt: an operator asked for it (retry now). */
-  skipBudget?: boolean;
-}
-
-/** How the retrying ended; the workflow finishes the delivery, or records the new class and goes on. */
-export type RetryEnd =
-  | { end: 'delivered'; progress: RetryProgress; code: string; reason: string }
-  /** `dropped`: never in practice (a message sent once is not retried), but the rule after a failure has it. */
-  | { end: 'rejected' | 'dropped' | 'expired' | 'exhausted'; progress: RetryProgress; reason: string }
-  | { end: 'class-changed'; progress: RetryProgress };
-
-export { WAITING_TYPE } from './limits';
-
 /** An attempt that starts this close to its planned time goes out (server timers fire a little early or late). */
 const ON_TIME_MS = 50;
 
@@ -203,7 +146,7 @@ async function sendRetry(run: RetryRun, go: Extract<LimitsPassed, { go: true }>)
     result = unchecked ? { ok: false, ...unchecked } : await deps.attempt(delivery, progress.attempts, now);
   } catch (err) {
     // a worker shutting down hands the attempt back (activities/deliver.ts): a connection failure
-    const handed = handedBackDetails(err);
+    const handed = attemptFailureDetails(err, [FAILURE_TYPES.connection]);
     if (!handed) throw err;
     result = { ok: false, ...handed };
   } finally {
@@ -236,7 +179,7 @@ function concluded(run: RetryRun, startedAt: number, ended: number, result: Atte
   if (result.class !== input.searchedClass) return { end: 'class-changed', progress };
   run.save();
   // the failure as the UI shows it on the pending activity: its class's type, its reason, and when the next attempt comes
-  throw attemptFailure(result, Math.max(1, next.delay), progress);
+  throw attemptFailure(result, { nextRetryDelay: Math.max(1, next.delay), progress });
 }
 
 /**
@@ -274,20 +217,9 @@ async function retryLimits(
   return { wait: waiting(verdict.at - now, verdict.words, progress) };
 }
 
+/** A wait on the server; a workflow that stopped the retrying (pause, retry now) learns from its progress where it stands. */
 function waiting(delayMs: number, message: string, progress: RetryProgress): ApplicationFailure {
-  return ApplicationFailure.create({
-    type: WAITING_TYPE,
-    message: `${message}; last error: ${progress.lastError.reason}`,
-    nextRetryDelay: Math.max(1, Math.round(delayMs)),
-    // a workflow that stopped the retrying (pause, retry now) learns from here where it stands
-    details: [null, progress],
-  });
-}
-
-/** The details of an attempt a shutting-down worker handed back (activities/deliver.ts), or null for any other error. */
-function handedBackDetails(err: unknown): AttemptFailureDetails | null {
-  if (!(err instanceof ApplicationFailure) || err.type !== FAILURE_TYPES.connection) return null;
-  return (err.details?.[0] as AttemptFailureDetails | undefined) ?? null;
+  return waitingFailure(delayMs, `${message}; last error: ${progress.lastError.reason}`, progress);
 }
 
 function expiryName(delivery: Delivery, expiry: number): string {

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { METADATA_ENCODING_KEY } from '@temporalio/common';
 import { AesGcmPayloadCodec, ENCRYPTED_ENCODING } from '../encryption/codec';
-import type { AttemptFailureDetails } from './deliver';
+import type { AttemptFailureDetails } from '../contract';
 
 /** Why a worker with keys refused a delivery submitted without them, in the words its dead letter keeps. */
 export const UNENCRYPTED_SUBMISSION =

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { CancelledFailure, Context, type ApplicationFailure } from '@temporalio/activity';
 import { request, type Dispatcher } from 'undici';
-import { classify, FAILURE_TYPES, type Classification, type TransportOutcome } from '../classify';
+import { classify, type Classification, type TransportOutcome } from '../classify';
 import type { Delivery } from '../delivery/types';
 import { InvalidInputError } from '../errors';
 import { commandStatusOf, parseCommandTopic } from '../subscription/command';
@@ -11,8 +11,16 @@ import { attemptDeadline } from '../transports/deadline';
 import { outcomeOfError as httpOutcome } from '../transports/http';
 import type { MqttClient } from 'mqtt';
 import { outcomeOfError as mqttOutcome, type MqttEndpoint, type MqttPool } from '../transports/mqtt';
-import { commandReceivedSignal, subscribedSignal } from '../workflows/definitions';
-import type { AttemptFailureDetails } from './deliver';
+import {
+  attemptFailure,
+  commandReceivedSignal,
+  subscribedSignal,
+  type HandOff,
+  type HoldEnd,
+  type HoldFailureDetails,
+  type HoldHeartbeat,
+  type HoldOptions,
+} from '../contract';
 
 /**
  * How long the broker keeps a subscription's session (and queues its QoS 1 commands) after the holding
@@ -24,43 +32,6 @@ const HEARTBEAT_MS = 5_000;
 /** Largest callback answer taken as a command's response: a delivery's own payload limit. */
 const MAX_RESPONSE_BYTES = 256 * 1024;
 const ERROR_DETAIL_BYTES = 512;
-
-export interface HoldOptions {
-  /** The subscription's workflow, which the activity signals. */
-  workflowId: string;
-  /** Numbers this run of the activity: the workflow ignores a late "subscribed" from an earlier one. */
-  hold: number;
-  /** End by itself after this long, so the workflow can start a fresh one (and continue as new). */
-  holdForMs: number;
-}
-
-/** A hold that ended by itself after `holdForMs`. Every other end is a failure (or a cancellation). */
-export interface HoldEnd {
-  at: number;
-}
-
-/** A failed hold: its classification, and when the subscription was lost (and had been made, if it was). */
-export interface HoldFailureDetails extends AttemptFailureDetails {
-  lostAt: number;
-  subscribedAt: number | null;
-}
-
-/** The heartbeat of a hold: its last sign of life tells the workflow when a lost worker lost the subscription. */
-export interface HoldHeartbeat {
-  at: number;
-  subscribedAt: number | null;
-}
-
-/** What handing one command to the callback gave. */
-export interface HandOff {
-  code: string;
-  reason: string;
-  durationMs: number;
-  /** The callback's HTTP status. */
-  httpStatus: number;
-  /** The two-way command's response, ready to start as a delivery; null for a one-way command. */
-  response: Delivery | null;
-}
 
 export function brokerEndpoint(sub: CommandSubscription): MqttEndpoint {
   const { url, protocolVersion, credential, tls } = sub.broker;
@@ -312,23 +283,12 @@ function invalidCommand(command: ReceivedCommand, problems: string): Classificat
 }
 
 function failureOf(c: Classification, durationMs: number): ApplicationFailure {
-  const details: AttemptFailureDetails = { ...c, durationMs };
-  return ApplicationFailure.create({
-    type: c.class === 'success' ? FAILURE_TYPES.server : FAILURE_TYPES[c.class],
-    message: c.reason,
-    nonRetryable: !c.retryable,
-    details: [details],
-  });
+  return attemptFailure({ ...c, durationMs });
 }
 
 function holdFailure(c: Classification, started: number, subscribedAt: number | null): ApplicationFailure {
   const details: HoldFailureDetails = { ...c, durationMs: performance.now() - started, lostAt: Date.now(), subscribedAt };
-  return ApplicationFailure.create({
-    type: c.class === 'success' ? FAILURE_TYPES.server : FAILURE_TYPES[c.class],
-    message: c.reason,
-    nonRetryable: !c.retryable,
-    details: [details],
-  });
+  return attemptFailure(details);
 }
 
 function internal(reason: string): Classification {

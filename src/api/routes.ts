@@ -11,7 +11,7 @@ import type { Subscriptions } from '../subscriptions';
 import { subscriptionIdFrom } from '../subscriptions';
 import { filterFrom, timeFrom, type FilterInput } from '../validation/filter';
 import { InvalidInputError, type Problem } from '../errors';
-import { DeliveryState } from '../workflows/definitions';
+import { DeliveryState } from '../contract';
 import type { RedriveJobs } from './jobs';
 import { ALL_TENANTS, holdsTenant, type ApiKey, type Role } from './keys';
 import { HttpProblem, notFound, UNAVAILABLE_RETRY_AFTER_S } from './problems';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { InvalidInputError, type Problem } from '../errors';
-import type { OrderingStatus } from '../ordering-keys';
+import type { OrderingStatus } from '../contract';
 import { idSchema } from '../validation/limits';
 import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
 import type { FilterFlags } from './filter-flags';

@@ -6,7 +6,6 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { retryProgressOf } from '../activities/progress';
-import type { RetryProgress } from '../activities/retry';
 import type { DeliveryMemo } from '../delivery-start';
 import { humanDuration, waitingSummary } from '../delivery/summary';
 import type { DeliveryResult, DeliveryStatus } from '../delivery/types';
@@ -22,8 +21,9 @@ import {
   resumeUpdate,
   retryNowUpdate,
   statusQuery,
-} from '../workflows/definitions';
-import type { deliveryWorkflow } from '../workflows/delivery';
+  type DeliveryWorkflow,
+  type RetryProgress,
+} from '../contract';
 
 /*
  * One delivery on the client's side: its status and result (read in the clear when this process has no keys),
@@ -38,7 +38,7 @@ export const CANCEL_WAIT_MS = 60_000;
 
 export class DeliveryHandle {
   constructor(
-    readonly workflow: WorkflowHandle<typeof deliveryWorkflow>,
+    readonly workflow: WorkflowHandle<DeliveryWorkflow>,
     /** Whether this submit started the delivery (false: it already existed). */
     readonly created: boolean,
   ) {}

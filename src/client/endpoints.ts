@@ -1,10 +1,9 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { endpointWorkflowId } from '../delivery/ids';
 import { endpointsQuery, OPEN_STATES } from '../delivery/filter';
 import type { OutageRecording } from '../endpoints/recording';
 import type { TimelineBucket } from '../endpoints/timeline';
 import type { EndpointDowntimeReport, EndpointStatus } from '../endpoints/types';
-import { endpointDowntimeQuery, endpointRecordingQuery, endpointStatusQuery, endpointTimelineQuery } from '../workflows/definitions';
+import { endpointDowntimeQuery, endpointRecordingQuery, endpointStatusQuery, endpointTimelineQuery, endpointWorkflowId } from '../contract';
 import type { DeliveryLists, PageRequest } from './lists';
 
 /* The endpoints deliveries go to, as their workflows see them (docs/endpoint-health.md). */

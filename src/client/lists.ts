@@ -3,7 +3,7 @@ import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
 import { DEAD_LETTER_STATES, visibilityQuery, type DeadLetterState, type DeliveryFilter } from '../delivery/filter';
 import { isEncryptedValue } from '../encryption/codec';
 import { InvalidInputError } from '../errors';
-import { Attempts, DeliveryKind, DeliveryState, Device, Endpoint, LastErrorClass, Tenant } from '../workflows/definitions';
+import { Attempts, DeliveryKind, DeliveryState, Device, Endpoint, LastErrorClass, Tenant } from '../contract';
 
 /* Listings of deliveries: what the visibility store knows of them, all at once or a page at a time. */
 

@@ -5,8 +5,7 @@ import type { DeliveryMemo } from '../delivery-start';
 import type { DeliveryStarter } from '../delivery-starter';
 import { DEAD_LETTER_STATES, type DeadLetterState, type DeliveryFilter } from '../delivery/filter';
 import { DeliveryControlError } from '../errors';
-import { DeliveryState } from '../workflows/definitions';
-import type { deliveryWorkflow } from '../workflows/delivery';
+import { DeliveryState, type DeliveryWorkflow } from '../contract';
 import { DeliveryHandle } from './delivery-handle';
 import type { DeliverySummary } from './lists';
 
@@ -25,7 +24,7 @@ export class Redrives {
 
   /** Redrive's semantics are on Redeliver.redrive; one dead letter's redrives share a request id (the starter's). */
   async redrive(deliveryId: string, options: { runId?: string } = {}): Promise<DeliveryHandle> {
-    const handle = this.client.workflow.getHandle<typeof deliveryWorkflow>(deliveryId);
+    const handle = this.client.workflow.getHandle<DeliveryWorkflow>(deliveryId);
     const description = await handle.describe();
     if (description.status.name === 'RUNNING' || (options.runId !== undefined && description.runId !== options.runId)) {
       return new DeliveryHandle(handle, false);
@@ -35,7 +34,7 @@ export class Redrives {
       const current = state ?? description.status.name.toLowerCase();
       throw new DeliveryControlError(deliveryId, 'NotADeadLetter', `only dead letters can be redriven; this delivery is ${current}`);
     }
-    const { message } = await this.client.workflow.getHandle<typeof deliveryWorkflow>(deliveryId, description.runId).result();
+    const { message } = await this.client.workflow.getHandle<DeliveryWorkflow>(deliveryId, description.runId).result();
     if (!message) throw new DeliveryControlError(deliveryId, 'NoMessage', 'the dead letter has no message to redrive');
     const now = Date.now();
     if (message.policy.deadline !== null && message.policy.deadline <= now) {

@@ -7,7 +7,7 @@ import { Connection } from '@temporalio/client';
 import { searchAttributeTypeName, waitUntilServing } from '../dev/dev-server';
 import { freePort, freePortIn, portFree } from '../dev/ports';
 import { ensureTemporalCli, projectRoot } from '../dev/temporal-cli';
-import { SEARCH_ATTRIBUTES } from '../workflows/definitions';
+import { SEARCH_ATTRIBUTES } from '../contract';
 import { ensureGoBuild, TEMPORAL_SERVER_BUILD, TEMPORAL_SERVER_VERSION, TEMPORAL_UI_BUILD } from './go-build';
 import { findPostgres, initPostgres, POSTGRES_USER, postgresSpec, postgresUser, waitForPostgres } from './postgres';
 import { isRunning, spawnDetached, stopProcess, type ProcessSpec } from './processes';

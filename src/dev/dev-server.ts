@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
-import { SEARCH_ATTRIBUTES } from '../workflows/definitions';
+import { SEARCH_ATTRIBUTES } from '../contract';
 import { ensureTemporalCli } from './temporal-cli';
 
 export interface DevServerOptions {

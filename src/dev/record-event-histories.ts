@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { Redeliver } from '../client';
-import { endpointWorkflowId, tenantEventsWorkflowId } from '../delivery/ids';
+import { endpointWorkflowId, tenantEventsWorkflowId } from '../contract';
 import { startFlakyEndpoint } from '../demo/flaky-endpoint';
 
 export async function recordEventHistories(redeliver: Redeliver, outDir: string, only: string[]): Promise<void> {

@@ -7,7 +7,7 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Redeliver } from '../client';
-import { endpointWorkflowId } from '../delivery/ids';
+import { endpointWorkflowId } from '../contract';
 import type { DeliveryInput } from '../delivery/types';
 import { startFlakyEndpoint } from '../demo/flaky-endpoint';
 import { createWorker, installRuntime, runWorker } from '../worker';

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DeliveryHandle, Redeliver } from '../client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { orderingWorkflowId } from '../delivery/ids';
+import { orderingWorkflowId } from '../contract';
 import type { DeliveryInput } from '../delivery/types';
 
 export const ORDERING_SCENARIOS = ['ordered', 'ordered-stopped', 'ordered-continued'] as const;

@@ -1,6 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { BatchResult, BatchWorkflowInput } from '../batch/types';
+import type { Activities, BatchResult, BatchWorkflowInput } from '../contract';
 
 /**
  * A batch (docs/batches.md): accepted in one start, it makes every message's first attempt in one activity,

@@ -2,7 +2,6 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   ActivityCancellationType,
   ActivityFailure,
-  ApplicationFailure,
   CancellationScope,
   ParentClosePolicy,
   TimeoutFailure,
@@ -15,27 +14,28 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities, AttemptFailureDetails, HoldFailureDetails, HoldHeartbeat } from '../activities';
+import {
+  type Activities,
+  ATTEMPT_MARGIN_MS,
+  type AttemptFailureDetails,
+  type SubscriptionWorkflowInput,
+  commandReceivedSignal,
+  deliveryFacts,
+  deliveryStartOptions,
+  failureOf,
+  type HoldFailureDetails,
+  type HoldHeartbeat,
+  stopSubscriptionUpdate,
+  subscribedSignal,
+  subscriptionStatusQuery,
+  holdFailureDetails,
+} from '../contract';
 import type { Delivery } from '../delivery/types';
 import type { CommandSubscription, ReceivedCommand, SubscriptionResult } from '../subscription/types';
 import { deliveryWorkflow } from './delivery';
-import { commandReceivedSignal, stopSubscriptionUpdate, subscribedSignal, subscriptionStatusQuery } from './definitions';
-import { ATTEMPT_MARGIN_MS, CLASS_OF_TYPE, failureOf } from './failures';
 import { continueAsNewWhenIdle, DEFAULT_HISTORY_LIMIT, historyTooLong } from './history';
-import { deliveryFacts, deliveryStartOptions } from './start-options';
-import { SubscriptionTracker, type CarriedSubscription } from './subscription-state';
+import { SubscriptionTracker } from './subscription-state';
 import { temporalEffects } from './visibility';
-
-export type { CarriedSubscription } from './subscription-state';
-
-export interface SubscriptionWorkflowInput {
-  subscription: CommandSubscription;
-  carried?: CarriedSubscription;
-  /** Continue as new once the history has this many events (default 4,000). */
-  historyLimit?: number;
-  /** How long one run of the holding activity lasts before it ends by itself and a new one starts (default 1 day). */
-  holdForMs?: number;
-}
 
 const DEFAULT_HOLD_MS = 24 * 3_600_000;
 /** A worker that stops heartbeating for this long has lost the subscription: the workflow resubscribes elsewhere. */
@@ -226,13 +226,9 @@ function holdFailure(err: unknown, endedOnPurpose: boolean): HoldFailureDetails 
 
 /** A failed hold: when the subscription was lost comes from the activity, or its last heartbeat when its worker was lost. */
 function holdFailureOf(err: unknown, now: number): HoldFailureDetails {
+  const details = holdFailureDetails(err);
+  if (details) return { ...details, lostAt: details.lostAt ?? now, subscribedAt: details.subscribedAt ?? null };
   const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure && cause.type && CLASS_OF_TYPE.has(cause.type)) {
-    const details = cause.details?.[0] as Partial<HoldFailureDetails> | undefined;
-    if (details?.class) {
-      return { ...(details as AttemptFailureDetails), lostAt: details.lostAt ?? now, subscribedAt: details.subscribedAt ?? null };
-    }
-  }
   if (cause instanceof TimeoutFailure) {
     const beat = cause.lastHeartbeatDetails as HoldHeartbeat | undefined;
     const what = cause.timeoutType === 'HEARTBEAT' ? 'stopped heartbeating (its worker is lost)' : 'did not end in time';

@@ -1,6 +1,17 @@
-import type { AttemptFailureDetails, AttemptSuccess } from '../activities';
-import type { RetryEnd, RetryInput, RetryProgress } from '../activities/retry';
-import type { FirstAttempt } from '../batch/types';
+import {
+  type AttemptFailureDetails,
+  Attempts,
+  type AttemptSuccess,
+  type CarriedState,
+  DeliveryState,
+  type FirstAttempt,
+  LastErrorClass,
+  type OrderingNotice,
+  type RetryEnd,
+  type RetryInput,
+  type RetryProgress,
+  type StartPlace,
+} from '../contract';
 import type { ErrorClass } from '../classify/types';
 import { afterFailure, logAttempt } from '../delivery/after-failure';
 import { attemptError } from '../delivery/attempt-error';
@@ -16,45 +27,7 @@ import type {
   OrderingPlace,
   Outcome,
 } from '../delivery/types';
-import { Attempts, DeliveryState, LastErrorClass } from './definitions';
-import type { OrderingNotice, StartPlace } from './ordering-state';
 import { Shown, type WorkflowEffects } from './visibility';
-
-/** What a run hands to the next when it continues as new; absent on the first run. */
-export interface CarriedState {
-  run: number;
-  attempts: number;
-  firstAttemptAt: number | null;
-  lastAttemptAt: number | null;
-  /** When the next attempt is planned (epoch ms); null = at once. */
-  nextAttemptAt: number | null;
-  previousDelay: number | null;
-  lastError: AttemptError | null;
-  attemptLog: AttemptRecord[];
-  /** Time spent paused so far: it does not count towards the max age. */
-  pausedMs: number;
-  pause: { reason: string; since: number } | null;
-}
-
-export interface DeliveryWorkflowInput {
-  delivery: Delivery;
-  carried?: CarriedState;
-  /** Started by a batch whose first attempt failed: attempt 2 is next (absent on every other start). */
-  firstAttempt?: FirstAttempt;
-  /** An ordered delivery's place on its key, taken by the client before the start (absent when a batch started it). */
-  place?: StartPlace;
-  /** Continue as new once the history has this many events (default 4,000; Temporal warns at 10,240). */
-  historyLimit?: number;
-  /**
-   * Set by every start since the endpoint limits: the first attempt may wait on the server for room at its
-   * endpoint. A field rather than patched(), whose marker and search-attribute upsert would cost every delivery
-   * two history events; runs started before it never had it and try once.
-   */
-  limited?: boolean;
-}
-
-/** deliveryWorkflow's type, for continue-as-new (workflows/delivery.ts). */
-export type DeliveryWorkflow = (input: DeliveryWorkflowInput) => Promise<DeliveryResult>;
 
 /** What the tracker needs from its workflow; tests give their own. */
 export interface DeliveryEnv {
@@ -308,7 +281,7 @@ export class DeliveryTracker {
   }
 
   /**
-   * A first attempt a batch made (batch/types.ts): the delivery starts from it, at the times it was made, as if
+   * A first attempt a batch made (FirstAttempt, in the contract): the delivery starts from it, at the times it was made, as if
    * it had made it itself. Its outcome (a dead letter), or null when attempt 2 is planned.
    */
   handedOver(first: FirstAttempt): DeliveryResult | null {

@@ -1,11 +1,9 @@
-import { ActivityFailure, ApplicationFailure, condition, isCancellation, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
-import type { Activities, AttemptFailureDetails } from '../activities';
-import type { UnsentDetails } from '../activities/limits';
+import { condition, isCancellation, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
+import { type Activities, ATTEMPT_MARGIN_MS, type AttemptFailureDetails, type DeliveryWorkflow, failureOf, unsentOf } from '../contract';
 import { FAILURE_TYPES, UNSENT_TYPE } from '../classify/classify';
 import { attemptsInWords } from '../delivery/summary';
 import type { DeliveryResult } from '../delivery/types';
-import type { DeliveryTracker, DeliveryWorkflow } from './delivery-state';
-import { ATTEMPT_MARGIN_MS, failureOf } from './failures';
+import type { DeliveryTracker } from './delivery-state';
 import { continueAsNewWhenIdle, historyTooLong } from './history';
 
 /*
@@ -65,13 +63,6 @@ const WAITS_FOR_ROOM: RetryPolicy = {
   maximumInterval: '1s',
   nonRetryableErrorTypes: [...Object.values(FAILURE_TYPES), UNSENT_TYPE],
 };
-
-/** The outcome a first attempt ended its delivery with, unsent (UNSENT_TYPE); null for any other failure. */
-function unsentOf(err: unknown): UnsentDetails | null {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (!(cause instanceof ApplicationFailure) || cause.type !== UNSENT_TYPE) return null;
-  return (cause.details?.[0] as UnsentDetails | undefined) ?? null;
-}
 
 /** Waits on a durable timer until the planned attempt time, a retry-now, or the end of a pause. */
 async function waitForTurn(d: DeliveryTracker): Promise<void> {

@@ -1,7 +1,7 @@
 import { CancellationScope, allHandlersFinished, condition, isCancellation, patched, setHandler } from '@temporalio/workflow';
 import type { DeliveryResult } from '../delivery/types';
-import { orderingNoticeSignal, pauseUpdate, resumeUpdate, retryNowUpdate, statusQuery } from './definitions';
-import { DeliveryTracker, type DeliveryWorkflowInput } from './delivery-state';
+import { type DeliveryWorkflowInput, orderingNoticeSignal, pauseUpdate, resumeUpdate, retryNowUpdate, statusQuery } from '../contract';
+import { DeliveryTracker } from './delivery-state';
 import { attemptInTurn } from './delivery-turn';
 import { DEFAULT_HISTORY_LIMIT } from './history';
 import { tellDeadLetter } from './operational-events';
@@ -10,7 +10,6 @@ import { RetryingActivity, retryOnServer } from './server-retries';
 import { retryOnTimers } from './timer-retries';
 import { temporalEffects } from './visibility';
 
-export type { CarriedState, DeliveryWorkflowInput } from './delivery-state';
 export { SERVER_SIDE_RETRIES } from './timer-retries';
 export { TRUE_ATTEMPT_COUNTS } from './server-retries';
 

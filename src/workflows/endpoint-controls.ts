@@ -13,14 +13,7 @@ import {
 import { humanDuration } from '../delivery/summary';
 import { refusal } from '../errors';
 import type { EndpointHealth } from '../endpoints/health';
-
-/** What an endpoint's workflow carries to its next run about its controls. */
-export interface ControlsCarried {
-  settings: EndpointSettings;
-  /** Absent in runs from before the breaker. */
-  breaker?: BreakerState;
-  mode?: EndpointMode;
-}
+import type { ControlsCarried } from '../contract';
 
 /**
  * The breaker is published in the memo when it opens, closes or changes its prober: commands the workflow did

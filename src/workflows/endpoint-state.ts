@@ -28,8 +28,8 @@ import {
 import { addToTimeline, type Timeline } from '../endpoints/timeline';
 import type { AttemptOutcome, EndpointDowntimeReport, EndpointReport, EndpointStatus } from '../endpoints/types';
 import { nextWake } from '../endpoints/wake';
-import { EndpointHealth } from './definitions';
-import type { EndpointCarried, EndpointWorkflowInput } from './endpoint';
+import { EndpointHealth } from '../contract';
+import type { EndpointCarried, EndpointWorkflowInput } from '../contract';
 import { EndpointControls, type ControlsEffects } from './endpoint-controls';
 import type { WorkflowEffects } from './visibility';
 

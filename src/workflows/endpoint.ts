@@ -1,12 +1,8 @@
 import { condition, patched, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import { CONTROL_MEMO } from '../endpoints/controls';
-import type { EndpointLedger, EndpointLedgerOptions } from '../endpoints/downtime';
-import type { HealthLedger } from '../endpoints/health';
-import type { EventsCarried } from '../endpoints/operational-events';
-import type { EndpointRecording } from '../endpoints/recording';
-import type { Timeline } from '../endpoints/timeline';
-import type { AttemptOutcome, EndpointStatus } from '../endpoints/types';
+import type { EndpointStatus } from '../endpoints/types';
 import {
+  type EndpointWorkflowInput,
   endpointDowntimeQuery,
   endpointModeUpdate,
   endpointRecordingQuery,
@@ -14,8 +10,7 @@ import {
   endpointSettingsUpdate,
   endpointStatusQuery,
   endpointTimelineQuery,
-} from './definitions';
-import type { ControlsCarried } from './endpoint-controls';
+} from '../contract';
 import { EndpointTracker, type EndpointEffects } from './endpoint-state';
 import { continueAsNewWhenIdle, historyTooLong } from './history';
 import { countTransition, measureState, sendEvents } from './operational-events';
@@ -30,31 +25,6 @@ const DEFAULT_HISTORY_LIMIT = 2_000;
  */
 export const ENDPOINT_WAKE_AHEAD = 'endpoint-wake-ahead';
 
-export interface EndpointCarried {
-  run: number;
-  ledger: EndpointLedger;
-  health: HealthLedger;
-  timeline: Timeline;
-  /** The operator's settings (the endpoint's controls); absent in runs from before them. */
-  controls?: ControlsCarried;
-  /** Absent in runs carried over from before recordings were kept. */
-  recording?: EndpointRecording;
-  /** The operational events' sequence and the dead letters not told yet; absent in runs from before them. */
-  events?: EventsCarried;
-  workers: Record<string, number>;
-  pending: AttemptOutcome[];
-  heldBack: { second: number; count: number }[];
-  lastReportAt: number;
-}
-
-export interface EndpointWorkflowInput {
-  endpoint: string;
-  /** Downtime rules (defaults: the guide's 1 min, and 3 attempts within 3 min for a reconnection). */
-  downtime?: EndpointLedgerOptions;
-  carried?: EndpointCarried;
-  historyLimit?: number;
-}
-
 /** The endpoint state's effects inside a workflow: Temporal's own. */
 function endpointEffects(endpoint: string): EndpointEffects {
   return {
@@ -67,7 +37,6 @@ function endpointEffects(endpoint: string): EndpointEffects {
     countDisabled: () => countTransition(endpoint, 'disabled'),
   };
 }
-
 /**
  * One endpoint's health and downtime, from the attempts every worker reports (docs/endpoint-health.md):
  * failing / recovering / healthy in the `EndpointHealth` search attribute, the downtime ledger of the guide,

@@ -1,6 +1,20 @@
-export { deliveryWorkflow, type DeliveryWorkflowInput } from './delivery';
-export { commandSubscriptionWorkflow, type SubscriptionWorkflowInput } from './command-subscription';
-export { endpointWorkflow, type EndpointWorkflowInput } from './endpoint';
-export { batchWorkflow } from './batch';
-export { orderingWorkflow, type OrderingWorkflowInput } from './ordering';
-export { tenantEventsWorkflow, type TenantEventsInput } from './tenant-events';
+import type { Workflows } from '../contract';
+import { deliveryWorkflow } from './delivery';
+import { commandSubscriptionWorkflow } from './command-subscription';
+import { endpointWorkflow } from './endpoint';
+import { batchWorkflow } from './batch';
+import { orderingWorkflow } from './ordering';
+import { tenantEventsWorkflow } from './tenant-events';
+
+export { deliveryWorkflow, commandSubscriptionWorkflow, endpointWorkflow, batchWorkflow, orderingWorkflow, tenantEventsWorkflow };
+
+// the compiler holds each workflow to the signature the contract gives its starters (type-only: nothing in the bundle)
+type Registered<W extends Workflows> = W;
+export type Checked = Registered<{
+  deliveryWorkflow: typeof deliveryWorkflow;
+  commandSubscriptionWorkflow: typeof commandSubscriptionWorkflow;
+  endpointWorkflow: typeof endpointWorkflow;
+  batchWorkflow: typeof batchWorkflow;
+  orderingWorkflow: typeof orderingWorkflow;
+  tenantEventsWorkflow: typeof tenantEventsWorkflow;
+}>;

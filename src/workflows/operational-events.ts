@@ -1,5 +1,5 @@
 import { log, metricMeter, patched, proxyActivities, proxySinks } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { Activities } from '../contract';
 import type { Delivery, DeliveryResult } from '../delivery/types';
 import { DEAD_LETTER_STATES } from '../delivery/filter';
 import type { EndpointHealthState } from '../endpoints/health';

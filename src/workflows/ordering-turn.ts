@@ -1,7 +1,6 @@
 import { CancellationScope, condition, getExternalWorkflowHandle } from '@temporalio/workflow';
-import { orderingWorkflowId } from '../delivery/ids';
+import { leftSignal, orderingWorkflowId } from '../contract';
 import type { Delivery, DeliveryResult, Outcome } from '../delivery/types';
-import { leftSignal } from './definitions';
 import type { DeliveryTracker } from './delivery-state';
 
 /*

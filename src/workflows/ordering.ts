@@ -8,20 +8,21 @@ import {
   setCurrentDetails,
   setHandler,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
 import {
-  startedSignal,
+  type Activities,
   enqueueUpdate,
   leftSignal,
+  type OrderingNotice,
   orderingNoticeSignal,
+  type OrderingStatus,
   orderingStatusQuery,
+  type OrderingWorkflowInput,
   releaseUpdate,
+  startedSignal,
   withdrawSignal,
-} from './definitions';
+} from '../contract';
 import { DEFAULT_HISTORY_LIMIT, historyTooLong } from './history';
-import { OrderingQueue, type OrderingNotice, type OrderingStatus, type OrderingWorkflowInput } from './ordering-state';
-
-export type { OrderingWorkflowInput } from './ordering-state';
+import { OrderingQueue } from './ordering-state';
 
 /** An idle key's sequencer completes after this long (a new submit starts it again): keys in use keep theirs. */
 export const IDLE_CLOSE_MS = 5 * 60_000;

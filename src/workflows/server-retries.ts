@@ -1,7 +1,5 @@
 import {
   ActivityCancellationType,
-  ActivityFailure,
-  ApplicationFailure,
   CancellationScope,
   CancelledFailure,
   allHandlersFinished,
@@ -12,13 +10,11 @@ import {
   proxyLocalActivities,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { RetryEnd, RetryInput, RetryProgress } from '../activities/retry';
+import { type Activities, ATTEMPT_MARGIN_MS, type RetryEnd, type RetryInput, type RetryProgress, progressOf } from '../contract';
 import { attemptsInWords } from '../delivery/summary';
 import type { Delivery, DeliveryResult, DeliveryStatus } from '../delivery/types';
 import type { DeliveryTracker } from './delivery-state';
 import { continueIfLong, untilResumed } from './delivery-turn';
-import { ATTEMPT_MARGIN_MS } from './failures';
 
 /**
  * Pause, retry now and cancel answer with the attempts the endpoint saw: the retrying activity runs out of
@@ -158,11 +154,4 @@ function retryActivities(delivery: Delivery) {
   });
   const { retryProgress } = proxyLocalActivities<Activities>({ startToCloseTimeout: '10s', retry: { maximumAttempts: 3 } });
   return { retryDelivery, retryProgress };
-}
-
-/** The retrying activity's progress carried by its failure (an attempt in flight when it was stopped). */
-function progressOf(err: unknown): RetryProgress | null {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (!(cause instanceof ApplicationFailure)) return null;
-  return (cause.details?.[1] as RetryProgress | undefined) ?? null;
 }

@@ -1,4 +1,4 @@
-import type { AttemptFailureDetails, HandOff, HoldFailureDetails } from '../activities';
+import type { AttemptFailureDetails, CarriedSubscription, HandOff, HoldFailureDetails } from '../contract';
 import { attemptError } from '../delivery/attempt-error';
 import { codeInWords, humanDuration } from '../delivery/summary';
 import { refusal } from '../errors';
@@ -16,23 +16,6 @@ import type {
   SubscriptionStatus,
 } from '../subscription/types';
 import { Shown, type WorkflowEffects } from './visibility';
-
-/** What a run hands to the next when it continues as new; absent on the first run. */
-export interface CarriedSubscription {
-  run: number;
-  holds: number;
-  attempts: number;
-  previousDelay: number | null;
-  lastError: AttemptError | null;
-  ledger: DowntimeLedger;
-  counts: Omit<CommandCounts, 'queued'>;
-  recent: CommandRecord[];
-  /** Request ids already received: a command the broker sends again is handed over once. */
-  seen: string[];
-  /** Commands received and not handed over yet. */
-  queue: ReceivedCommand[];
-  seq: number;
-}
 
 /** What the tracker needs from its workflow; tests give their own. */
 export interface SubscriptionEnv {

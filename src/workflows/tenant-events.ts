@@ -1,16 +1,8 @@
 import { condition, setHandler } from '@temporalio/workflow';
-import { TenantDeadLetters, type TenantEventsCarried } from '../endpoints/tenant-events';
-import { tenantDeadLettersSignal } from './definitions';
+import { TenantDeadLetters } from '../endpoints/tenant-events';
+import { type TenantEventsInput, tenantDeadLettersSignal } from '../contract';
 import { continueAsNewWhenIdle, DEFAULT_HISTORY_LIMIT, historyTooLong } from './history';
 import { announce } from './operational-events';
-
-export interface TenantEventsInput {
-  tenant: string;
-  /** Continue as new past this many history events (tests set it low). */
-  historyLimit?: number;
-  /** What the previous run knew: dead letters not told yet, the last event's time, the reports seen. */
-  carried?: TenantEventsCarried;
-}
 
 /**
  * A tenant's dead letters told to the operator URLs (docs/endpoint-health.md, "Operational events"): workers

@@ -3,7 +3,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import type { Dispatcher } from 'undici';
 import { createSubscriptionActivities } from '../../src/activities/subscription';
-import type { AttemptFailureDetails } from '../../src/activities';
+import type { AttemptFailureDetails } from '../../src/contract';
 import type { ReceivedCommand } from '../../src/subscription/types';
 import { validateSubscription } from '../../src/validation/subscription';
 import { createHttpAgent } from '../../src/transports/http';

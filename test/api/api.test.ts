@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ROUTES } from '../../src/api/routes';
-import { batchWorkflowId } from '../../src/batch/types';
+import { batchWorkflowId } from '../../src/contract';
 import type { DeliveryInput } from '../../src/delivery/types';
 import { type InvalidInputError } from '../../src/errors';
 import { validateDelivery } from '../../src/validation/delivery';

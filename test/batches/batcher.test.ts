@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { batchWorkflowId } from '../../src/batch/types';
+import { batchWorkflowId } from '../../src/contract';
 import type { BatchReceipt } from '../../src/batcher';
 import { Redeliver } from '../../src/client';
 import type { DeliveryInput } from '../../src/delivery/types';

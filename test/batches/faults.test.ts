@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import type { MessageResult } from '../../src/batch/types';
+import type { MessageResult } from '../../src/contract';
 import { Redeliver } from '../../src/client';
 import type { DeliveryInput } from '../../src/delivery/types';
 import { InvalidInputError } from '../../src/errors';

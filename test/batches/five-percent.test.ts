@@ -4,7 +4,7 @@
  * UI, none lost".
  */
 import { randomUUID } from 'node:crypto';
-import { batchWorkflowId, type BatchResult, type MessageResult } from '../../src/batch/types';
+import { batchWorkflowId, type BatchResult, type MessageResult } from '../../src/contract';
 import type { DeliveryInput } from '../../src/delivery/types';
 import { useHarnessAndEndpoint } from '../support/setup';
 import { waitFor } from '../support/wait';

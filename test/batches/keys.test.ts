@@ -7,7 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import { Redeliver } from '../../src/client';
 import { startFlakyEndpoint, type FlakyEndpoint } from '../../src/demo/flaky-endpoint';
 import type { DeliveryInput } from '../../src/delivery/types';
-import type { BatchResult } from '../../src/batch/types';
+import type { BatchResult } from '../../src/contract';
 import { ENCRYPTED_ENCODING } from '../../src/encryption/codec';
 import { keylessDataConverter } from '../../src/encryption/data-converter';
 import { parseKeyRing } from '../../src/encryption/keys';

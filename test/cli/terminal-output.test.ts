@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Attempts, DeliveryKind, DeliveryState, Device, Endpoint, Tenant } from '../../src/workflows/definitions';
+import { Attempts, DeliveryKind, DeliveryState, Device, Endpoint, Tenant } from '../../src/contract';
 import { runCli } from '../support/cli';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { startHarness, testAddress, type Harness } from '../support/temporal';

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DeliveryInput } from '../../src/delivery/types';
-import { statusQuery } from '../../src/workflows/definitions';
+import { statusQuery } from '../../src/contract';
 import { startFaultServer, type FaultServer } from '../support/fault-server';
 import { collectGarbageEvery } from '../support/gc';
 import { startTcpListener } from '../support/tcp-listener';

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { temporal } from '@temporalio/proto';
-import { endpointWorkflowId } from '../../src/delivery/ids';
-import { endpointStatusQuery } from '../../src/workflows/definitions';
+import { endpointStatusQuery, endpointWorkflowId } from '../../src/contract';
 import { freePort } from '../support/ports';
 import { startHarness, testAddress, type Harness } from '../support/temporal';
 import { waitFor } from '../support/wait';

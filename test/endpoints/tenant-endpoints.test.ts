@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { endpointWorkflowId } from '../../src/delivery/ids';
+import { endpointStatusQuery, endpointWorkflowId } from '../../src/contract';
 import type { DeliveryInput } from '../../src/delivery/types';
-import { endpointStatusQuery } from '../../src/workflows/definitions';
 import { freePort } from '../support/ports';
 import { startHarness, testAddress, type Harness } from '../support/temporal';
 

@@ -11,7 +11,7 @@ import { startMosquitto, watch, type Mosquitto, type Watcher } from '../support/
 import { runCli } from '../support/cli';
 import { acmeHubPerTest } from '../support/acme-hub';
 import { startTcpListener } from '../support/tcp-listener';
-import { subscriptionFacts, subscriptionStartOptions } from '../../src/workflows/start-options';
+import { subscriptionFacts, subscriptionStartOptions } from '../../src/contract';
 import { startHarness, testAddress, type Harness } from '../support/temporal';
 import { waitFor } from '../support/wait';
 

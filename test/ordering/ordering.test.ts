@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { DeliveryInput } from '../../src/delivery/types';
 import { DeliveryControlError, InvalidInputError } from '../../src/errors';
-import { orderingWorkflowId } from '../../src/delivery/ids';
-import { MAX_QUEUED, type OrderingCarried } from '../../src/workflows/ordering-state';
+import { type OrderingCarried, orderingWorkflowId } from '../../src/contract';
+import { MAX_QUEUED } from '../../src/workflows/ordering-state';
 import { runCli } from '../support/cli';
 import { useHarnessAndReceiver } from '../support/setup';
 import { testAddress } from '../support/temporal';

@@ -5,7 +5,7 @@ import { ConfigError } from '../../src/config';
 import { startFlakyEndpoint, type FlakyEndpoint } from '../../src/demo/flaky-endpoint';
 import { parseKeyRing } from '../../src/encryption/keys';
 import { createWorker } from '../../src/worker';
-import { pauseUpdate } from '../../src/workflows/definitions';
+import { pauseUpdate } from '../../src/contract';
 import { startHarness, testAddress, type Harness } from '../support/temporal';
 
 // A pre-built workflow bundle carries its own failure converter: a worker with keys needs the encrypting one,

@@ -8,7 +8,7 @@ import { DEPLOY_DIR, HISTORY_SHARDS } from '../../src/cluster/cluster';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../../src/cluster/go-build';
 import { ENVIRONMENT, isKnownVariable, workerSettingsFromEnv } from '../../src/config';
 import { TEMPORAL_CLI_VERSION } from '../../src/dev/temporal-cli';
-import { SEARCH_ATTRIBUTES } from '../../src/workflows/definitions';
+import { SEARCH_ATTRIBUTES } from '../../src/contract';
 
 // No Docker engine runs here: what can be checked without one is checked. docker-compose.yml against the
 // Compose Specification's JSON schema (as `docker compose` validates it, after interpolation), the images

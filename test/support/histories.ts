@@ -3,9 +3,8 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { tsToMs } from '@temporalio/common/lib/time';
 import type { temporal } from '@temporalio/proto';
-import type { RetryEnd, RetryInput, RetryProgress } from '../../src/activities/retry';
+import type { CarriedState, DeliveryWorkflowInput, RetryEnd, RetryInput, RetryProgress } from '../../src/contract';
 import type { DeliveryHandle } from '../../src/client';
-import type { CarriedState, DeliveryWorkflowInput } from '../../src/workflows/delivery';
 
 type History = temporal.api.history.v1.IHistory;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;

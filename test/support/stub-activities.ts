@@ -6,16 +6,26 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import type { Activities, AttemptSuccess, HandOff, HoldEnd, HoldFailureDetails } from '../../src/activities';
-import { attemptFailure } from '../../src/activities/deliver';
-import { WAITING_TYPE, type RetryEnd, type RetryInput, type RetryProgress } from '../../src/activities/retry';
+import {
+  type Activities,
+  attemptFailure,
+  type AttemptSuccess,
+  commandReceivedSignal,
+  type HandOff,
+  type HoldEnd,
+  type HoldFailureDetails,
+  type RetryEnd,
+  type RetryInput,
+  type RetryProgress,
+  subscribedSignal,
+  WAITING_TYPE,
+} from '../../src/contract';
 import { classify, FAILURE_TYPES } from '../../src/classify/classify';
 import type { Classification, ErrorClass, TransportOutcome } from '../../src/classify/types';
 import { ATTEMPT_LOG_SIZE } from '../../src/delivery/after-failure';
 import type { Delivery } from '../../src/delivery/types';
 import type { CommandSubscription, ReceivedCommand } from '../../src/subscription/types';
 import { responseDelivery } from '../../src/validation/subscription';
-import { commandReceivedSignal, subscribedSignal } from '../../src/workflows/definitions';
 
 export const ACCEPTED: TransportOutcome = { kind: 'http', status: 202 };
 export const UNAVAILABLE: TransportOutcome = { kind: 'http', status: 503 };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
-import type { Activities } from '../../src/activities';
+import type { Activities } from '../../src/contract';
 import { createWorker, runWorker } from '../../src/worker';
 import { quietRuntime, testAddress } from './temporal';
 

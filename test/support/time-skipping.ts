@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { waitUntilServing } from '../../src/dev/dev-server';
-import { SEARCH_ATTRIBUTES } from '../../src/workflows/definitions';
+import { SEARCH_ATTRIBUTES } from '../../src/contract';
 import { freePort } from './ports';
 
 const run = promisify(execFile);

@@ -1,7 +1,7 @@
 import { ApplicationFailure, type SearchAttributeUpdatePair } from '@temporalio/common';
 import { validateDelivery } from '../../src/validation/delivery';
 import { DeliveryTracker } from '../../src/workflows/delivery-state';
-import type { StartPlace } from '../../src/workflows/ordering-state';
+import type { StartPlace } from '../../src/contract';
 
 // An ordered delivery's side of its key (docs/ordering.md) without a server: what it shows while queued, what
 // the controls do then, and which search attribute updates (commands) its turn costs.

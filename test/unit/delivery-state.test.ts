@@ -1,9 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import type { AttemptFailureDetails } from '../../src/activities';
-import type { RetryProgress } from '../../src/activities/retry';
+import { type AttemptFailureDetails, type CarriedState, type RetryProgress } from '../../src/contract';
 import { validateDelivery } from '../../src/validation/delivery';
-import { DeliveryTracker, type CarriedState } from '../../src/workflows/delivery-state';
+import { DeliveryTracker } from '../../src/workflows/delivery-state';
 
 // A delivery's state and decisions without a server: the workflow runs them (workflows/delivery.ts), and
 // the search attribute updates recorded here are the commands its history holds.

@@ -2,7 +2,7 @@ import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { EndpointControl } from '../../src/endpoints/controls';
 import { FAILING_AFTER_MS, RECOVERY_MS } from '../../src/endpoints/health';
 import type { AttemptOutcome, EndpointReport } from '../../src/endpoints/types';
-import type { EndpointCarried } from '../../src/workflows/endpoint';
+import type { EndpointCarried } from '../../src/contract';
 import { EndpointTracker, IDLE_CLOSE_MS, SETTLE_MS, WORKER_TTL_MS, type EndpointEffects } from '../../src/workflows/endpoint-state';
 
 // An endpoint's state and decisions without a server: the workflow's loop (workflows/endpoint.ts) runs them,

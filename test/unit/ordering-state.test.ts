@@ -1,15 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { InvalidInputError } from '../../src/errors';
 import { validateDelivery } from '../../src/validation/delivery';
-import {
-  ARRIVAL_CHECK_MS,
-  ARRIVAL_LIMIT_MS,
-  MAX_QUEUED,
-  OrderingQueue,
-  stopsKey,
-  type OrderingCarried,
-  type OrderingNotice,
-} from '../../src/workflows/ordering-state';
+import { ARRIVAL_CHECK_MS, ARRIVAL_LIMIT_MS, MAX_QUEUED, OrderingQueue, stopsKey } from '../../src/workflows/ordering-state';
+import { type OrderingCarried, type OrderingNotice } from '../../src/contract';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const ids = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `delivery/acme/valve-7/m-${from + i}`);

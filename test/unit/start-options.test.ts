@@ -2,8 +2,7 @@ import type { SearchAttributePair } from '@temporalio/common';
 import { deliveryStart, fairnessKeyOf } from '../../src/delivery-start';
 import { validateDelivery } from '../../src/validation/delivery';
 import { validateSubscription } from '../../src/validation/subscription';
-import { SEARCH_ATTRIBUTES } from '../../src/workflows/definitions';
-import { deliveryStartOptions, endpointStartOptions, subscriptionStartOptions } from '../../src/workflows/start-options';
+import { deliveryStartOptions, endpointStartOptions, SEARCH_ATTRIBUTES, subscriptionStartOptions } from '../../src/contract';
 
 // How each workflow starts, whoever starts it: the list filters, titles and ids operators rely on.
 

@@ -1,9 +1,9 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { AttemptFailureDetails, HandOff, HoldFailureDetails } from '../../src/activities';
+import { type AttemptFailureDetails, type CarriedSubscription, type HandOff, type HoldFailureDetails } from '../../src/contract';
 import type { ReceivedCommand } from '../../src/subscription/types';
 import { validateSubscription } from '../../src/validation/subscription';
 import { validateDelivery } from '../../src/validation/delivery';
-import { SubscriptionTracker, type CarriedSubscription } from '../../src/workflows/subscription-state';
+import { SubscriptionTracker } from '../../src/workflows/subscription-state';
 
 // A command subscription's state and decisions without a server: the workflow runs them
 // (workflows/command-subscription.ts) and the activities and timers they decide.

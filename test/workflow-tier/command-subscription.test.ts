@@ -9,7 +9,7 @@ import type { DeliveryResult } from '../../src/delivery/types';
 import { Subscriptions, type SubscriptionsOptions } from '../../src/subscriptions';
 import { subscriptionIdOf, type SubscriptionStatus } from '../../src/subscription/types';
 import type { commandSubscriptionWorkflow } from '../../src/workflows/command-subscription';
-import { DeliveryKind, DeliveryState, stopSubscriptionUpdate, subscriptionStatusQuery } from '../../src/workflows/definitions';
+import { DeliveryKind, DeliveryState, stopSubscriptionUpdate, subscriptionStatusQuery } from '../../src/contract';
 import {
   BAD_REQUEST,
   REFUSED,

@@ -7,15 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { CancelledFailure, WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { Redeliver, type RedeliverOptions } from '../../src/client';
 import type { DeliveryInput, DeliveryStatus } from '../../src/delivery/types';
-import {
-  Attempts,
-  DeliveryState,
-  LastErrorClass,
-  pauseUpdate,
-  resumeUpdate,
-  retryNowUpdate,
-  statusQuery,
-} from '../../src/workflows/definitions';
+import { Attempts, DeliveryState, LastErrorClass, pauseUpdate, resumeUpdate, retryNowUpdate, statusQuery } from '../../src/contract';
 import type { deliveryWorkflow } from '../../src/workflows/delivery';
 import { runsOf } from '../support/histories';
 import {

@@ -1,14 +1,14 @@
 import type { SearchAttributePair } from '@temporalio/common';
-import { endpointWorkflowId, tenantEventsWorkflowId } from '../delivery/ids';
 import { deliveryDetails, deliverySummary, humanDuration } from '../delivery/summary';
 import type { Delivery } from '../delivery/types';
 import { describePolicy } from '../policy/describe';
 import type { CommandSubscription } from '../subscription/types';
-import { Attempts, DeliveryKind, DeliveryState, Device, Endpoint, EndpointHealth, OrderingKey, Tenant } from './definitions';
+import { endpointWorkflowId, tenantEventsWorkflowId } from './ids';
+import { Attempts, DeliveryKind, DeliveryState, Device, Endpoint, EndpointHealth, OrderingKey, Tenant } from './search-attributes';
 
 /*
- * How each workflow starts, whoever starts it: a delivery from Redeliver.submit and redrive (client.ts) or as
- * a command's response (workflows/command-subscription.ts), a subscription from Subscriptions.start, an
+ * How each workflow starts, whoever starts it: a delivery from Redeliver.submit and redrive or as
+ * a command's response (by the command subscription), a subscription from Subscriptions.start, an
  * endpoint's workflow from a worker's report. One place, so that all are found and read alike in the UI.
  */
 

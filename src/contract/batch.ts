@@ -1,6 +1,6 @@
-import type { AttemptFailureDetails } from '../activities';
+import type { AttemptFailureDetails } from './attempts';
 import type { Delivery } from '../delivery/types';
-import type { StartPlace } from '../workflows/ordering-state';
+import type { StartPlace } from './ordering';
 
 /*
  * A batch: many messages of one tenant accepted in one Temporal start (docs/batches.md). Its workflow makes
@@ -56,7 +56,5 @@ export interface BatchResult {
   results: MessageResult[];
 }
 
-/** A batch's workflow id: one per tenant and batch id, so that a batch resubmitted is not started twice. */
-export function batchWorkflowId(tenant: string, batchId: string): string {
-  return `batch/${tenant}/${batchId}`;
-}
+/** batchWorkflow's type, for typed starts and handles. */
+export type BatchWorkflow = (input: BatchWorkflowInput) => Promise<BatchResult>;

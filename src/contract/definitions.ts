@@ -1,4 +1,3 @@
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { DeliveryStatus, Outcome } from '../delivery/types';
 import type { EndpointControl, EndpointSettingsChange, ModeChange } from '../endpoints/controls';
@@ -7,32 +6,7 @@ import type { OutageRecording } from '../endpoints/recording';
 import type { EndpointDowntimeReport, EndpointReport, EndpointStatus } from '../endpoints/types';
 import type { TenantReport } from '../endpoints/tenant-events';
 import type { ReceivedCommand, SubscriptionStatus } from '../subscription/types';
-import type { EnqueueRequest, OrderingNotice, OrderingStatus, Place } from './ordering-state';
-
-/** Search attributes every delivery keeps current, so operators can filter the UI's workflow list. */
-export const DeliveryKind = defineSearchAttributeKey('DeliveryKind', SearchAttributeType.KEYWORD);
-export const DeliveryState = defineSearchAttributeKey('DeliveryState', SearchAttributeType.KEYWORD);
-export const Endpoint = defineSearchAttributeKey('Endpoint', SearchAttributeType.KEYWORD);
-export const Tenant = defineSearchAttributeKey('Tenant', SearchAttributeType.KEYWORD);
-export const Device = defineSearchAttributeKey('Device', SearchAttributeType.KEYWORD);
-export const Attempts = defineSearchAttributeKey('Attempts', SearchAttributeType.INT);
-export const LastErrorClass = defineSearchAttributeKey('LastErrorClass', SearchAttributeType.KEYWORD);
-/** An ordered delivery's key (docs/ordering.md): set at its start, on ordered deliveries only. */
-export const OrderingKey = defineSearchAttributeKey('OrderingKey', SearchAttributeType.KEYWORD);
-/** An endpoint's health (healthy, failing, recovering), on its endpoint workflow (workflows/endpoint.ts). */
-export const EndpointHealth = defineSearchAttributeKey('EndpointHealth', SearchAttributeType.KEYWORD);
-
-export const SEARCH_ATTRIBUTES = [
-  DeliveryKind,
-  DeliveryState,
-  Endpoint,
-  Tenant,
-  Device,
-  Attempts,
-  LastErrorClass,
-  EndpointHealth,
-  OrderingKey,
-];
+import type { EnqueueRequest, OrderingNotice, OrderingStatus, Place } from './ordering';
 
 /** The delivery's current state, attempts, next attempt time, last error and attempt log. */
 export const statusQuery = defineQuery<DeliveryStatus>('status');
@@ -46,7 +20,7 @@ export const pauseUpdate = defineUpdate<DeliveryStatus, [reason: string]>('pause
 /** Lets a paused delivery go on: it attempts when its planned time has come (at once if it has passed). */
 export const resumeUpdate = defineUpdate<DeliveryStatus>('resume');
 
-// Command subscriptions (workflows/command-subscription.ts)
+// Command subscriptions
 
 /** A subscription's state, downtime report, command counts and recent commands (the same query name as a delivery's). */
 export const subscriptionStatusQuery = defineQuery<SubscriptionStatus>('status');
@@ -60,12 +34,12 @@ export const commandReceivedSignal = defineSignal<[{ hold: number; command: Omit
 /** Stops the subscription: it unsubscribes, hands the commands already received to the callback, and completes. */
 export const stopSubscriptionUpdate = defineUpdate<SubscriptionStatus, [reason: string]>('stop');
 
-// Endpoints (workflows/endpoint.ts)
+// Endpoints
 
 /** Sent by each worker about once a second: the attempts it made to the endpoint, and the retries its budget held back. */
 export const endpointReportSignal = defineSignal<[EndpointReport]>('report');
 
-/** Sent by a worker about once a second while a tenant's deliveries end dead letters (workflows/tenant-events.ts). */
+/** Sent by a worker about once a second while a tenant's deliveries end dead letters (the tenant's dead-letter aggregator). */
 export const tenantDeadLettersSignal = defineSignal<[TenantReport]>('deadLetters');
 
 /** An endpoint's health, failure rate, workers retrying to it and downtime totals, as of a time (the caller's clock). */
@@ -86,7 +60,7 @@ export const endpointModeUpdate = defineUpdate<EndpointControl, [ModeChange]>('m
 /** The endpoint's attempts, failure periods and arrivals since a time (epoch ms), for a replay (simulate --from-endpoint). */
 export const endpointRecordingQuery = defineQuery<OutageRecording, [since?: number, asOf?: number]>('recording');
 
-// Ordering keys (workflows/ordering.ts, the key's sequencer; workflows/ordering-turn.ts, a delivery's side)
+// Ordering keys (the key's sequencer, and a delivery's side)
 
 /** Takes places on the key, in the order given (a place held already is kept): sent by the client before it starts the deliveries. */
 export const enqueueUpdate = defineUpdate<Place[][], [EnqueueRequest[]]>('enqueue');

@@ -1,0 +1,37 @@
+import type { Delivery } from '../delivery/types';
+import type { OperationalEvent } from '../endpoints/operational-events';
+import type { CommandSubscription, ReceivedCommand } from '../subscription/types';
+import type { BatchResult, BatchWorkflowInput } from './batch';
+import type { AttemptSuccess, RetryEnd, RetryInput, RetryProgress, SendOptions } from './attempts';
+import type { ArrivalCheck } from './ordering';
+import type { HandOff, HoldEnd, HoldOptions } from './subscription';
+
+/*
+ * The activities as the workflows call them: every activity's signature.
+ * The worker's wiring (`createActivities`) is declared to return this, so the compiler holds both sides to it.
+ */
+
+/**
+ * Every activity the worker registers. An activity's name is part of the command a workflow records: renaming
+ * one changes the command sequence (CONTRIBUTING.md, "Why workflow code is special").
+ */
+export interface Activities {
+  /** One attempt: send, classify, and turn a failure into an ApplicationFailure of its class. */
+  sendAttempt(delivery: Delivery, attemptNumber: number, options?: SendOptions): Promise<AttemptSuccess>;
+  /** A delivery's retries as the activity's own retries on the server (docs/retries.md). */
+  retryDelivery(input: RetryInput): Promise<RetryEnd>;
+  /** A batch's first attempts, handing each message not delivered at once to a delivery of its own (docs/batches.md). */
+  firstAttempts(input: BatchWorkflowInput): Promise<BatchResult>;
+  /** A local activity: the retrying activity's progress, null when unknown. */
+  retryProgress(workflowId: string): Promise<RetryProgress | null>;
+  /** What became of an ordering key's head whose delivery has not said it started (docs/ordering.md). */
+  orderingArrival(deliveryId: string, via?: string): Promise<ArrivalCheck>;
+  /** Operational events told to the operator URLs; answers with the ids of the deliveries it started. */
+  announceEvents(events: OperationalEvent[]): Promise<string[]>;
+  /** Holds a device's command subscription until `holdForMs` has passed, or fails when it is lost. */
+  holdSubscription(sub: CommandSubscription, options: HoldOptions): Promise<HoldEnd>;
+  /** Hands one command to the callback, classified like a delivery attempt. */
+  handCommand(sub: CommandSubscription, command: ReceivedCommand, attempt: number): Promise<HandOff>;
+  /** Ends a stopped subscription's session at the broker. */
+  releaseSubscription(sub: CommandSubscription): Promise<void>;
+}

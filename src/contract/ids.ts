@@ -1,0 +1,30 @@
+import { DEFAULT_TASK_QUEUE } from '../delivery/ids';
+
+/* The ids of the workflows other than a delivery's (whose id is the delivery id): whoever starts, signals or looks one up builds it here. */
+
+/** The sequencer of an ordering key (docs/ordering.md): one per tenant and key, its deliveries' FIFO. */
+export function orderingWorkflowId(tenant: string, key: string): string {
+  return `ordering/${tenant}/${key}`;
+}
+
+/**
+ * An endpoint's workflow id (docs/endpoint-health.md): one per endpoint (host[:port]) and task queue — the
+ * workers of a task queue share its budget and report to it — named `endpoint/<host:port>` on the default
+ * queue, `endpoint/<queue>/<host:port>` on others.
+ */
+export function endpointWorkflowId(endpoint: string, taskQueue: string): string {
+  return taskQueue === DEFAULT_TASK_QUEUE ? `endpoint/${endpoint}` : `endpoint/${taskQueue}/${endpoint}`;
+}
+
+/**
+ * A tenant's dead-letter aggregator (docs/endpoint-health.md, "Operational events"): one per tenant and task queue, named
+ * `events/<tenant>` on the default queue, `events/<queue>/<tenant>` on others, as endpoints' are.
+ */
+export function tenantEventsWorkflowId(tenant: string, taskQueue: string): string {
+  return taskQueue === DEFAULT_TASK_QUEUE ? `events/${tenant}` : `events/${taskQueue}/${tenant}`;
+}
+
+/** A batch's workflow id: one per tenant and batch id, so that a batch resubmitted is not started twice. */
+export function batchWorkflowId(tenant: string, batchId: string): string {
+  return `batch/${tenant}/${batchId}`;
+}
