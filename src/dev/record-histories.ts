@@ -11,6 +11,7 @@ import { endpointWorkflowId } from '../delivery/ids';
 import type { DeliveryInput } from '../delivery/types';
 import { startFlakyEndpoint } from '../demo/flaky-endpoint';
 import { createWorker, installRuntime, runWorker } from '../worker';
+import { recordBatchHistories } from './record-batch-histories';
 import { startDevServer } from './dev-server';
 import { freePort } from './ports';
 import { recordEventHistories, recordTenantEventHistories } from './record-event-histories';
@@ -197,6 +198,8 @@ async function main(): Promise<void> {
     await recordTenantEventHistories(connected, outDir, only);
     // ordering keys: deliveries queued behind one another, and their key's sequencer
     await recordOrderingHistories(connected, endpoint.url, outDir, only);
+    // batches: delivered at once, handed over to deliveries, an ordered message queued
+    await recordBatchHistories(connected, endpoint.url, outDir, only);
     // command subscriptions, and a delivery over MQTT (its command's response)
     await recordSubscriptionHistories(connected.client, 'record-histories', endpoint.url, outDir, only);
   } finally {
