@@ -14,6 +14,7 @@ import {
 import { humanDuration } from '../delivery/summary';
 import type { EndpointHealth } from '../endpoints/health';
 import { endpointModeUpdate, endpointSettingsUpdate } from './definitions';
+import { ENDPOINT_BREAKER } from './patches';
 
 /** What an endpoint's workflow carries to its next run about its controls. */
 export interface ControlsCarried {
@@ -22,12 +23,6 @@ export interface ControlsCarried {
   breaker?: BreakerState;
   mode?: EndpointMode;
 }
-
-/**
- * The breaker is published in the memo when it opens, closes or changes its prober: commands the workflow did
- * not issue before. Asked at each such change, so that an endpoint that never failed records no marker.
- */
-export const ENDPOINT_BREAKER = 'endpoint-breaker';
 
 const CLOSED: BreakerState = { open: false, since: null, prober: null };
 

@@ -32,6 +32,7 @@ import {
 import { EndpointControls, type ControlsCarried } from './endpoint-controls';
 import { continueAsNewWhenIdle, historyTooLong } from './history';
 import { countTransition, measureState, sendEvents } from './operational-events';
+import { ENDPOINT_WAKE_AHEAD } from './patches';
 
 /** Reports arrive about once a second from each worker: outcomes older than this are in order, and recorded. */
 export const SETTLE_MS = 3_000;
@@ -40,13 +41,6 @@ export const WORKER_TTL_MS = 10_000;
 /** An endpoint workflow nobody reported to for this long completes (a new report starts a fresh one). */
 export const IDLE_CLOSE_MS = 30 * 24 * 3600_000;
 const DEFAULT_HISTORY_LIMIT = 2_000;
-
-/**
- * The loop waits only for changes still ahead (endpoints/wake.ts). Before it, a spell that had turned failing
- * by time alone was waited for again and again, a 1 ms timer each, until the next report: asked only where
- * the old wait had passed, so that a run that never met one records no marker.
- */
-export const ENDPOINT_WAKE_AHEAD = 'endpoint-wake-ahead';
 
 export interface EndpointCarried {
   run: number;
