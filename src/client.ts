@@ -14,8 +14,6 @@ import {
   type WorkflowExecutionInfo,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
-import { InternalWorkflowStartOptionsSymbol } from '@temporalio/client/lib/internal';
 import { DeliveryControlError, InvalidInputError, refusalKindOf, type RefusalKind } from './errors';
 import { ConfigError, type Environment } from './config/errors';
 import { clientDefaultsFromEnv, clientSettingsFromEnv, DEFAULT_TASK_QUEUE } from './config/settings';
@@ -25,6 +23,7 @@ import type { KeyRing } from './encryption/keys';
 import { clientTracingInterceptor } from './telemetry/tracing';
 import { validateDeliveries, validateDelivery, type ValidateOptions } from './validation/delivery';
 import { retryProgressOf } from './activities/progress';
+import { listExecutionsPage, startRequestId } from './temporal/sdk-adapter';
 import type { RetryProgress } from './activities/retry';
 import { humanDuration, waitingSummary } from './delivery/summary';
 import { endpointWorkflowId } from './delivery/ids';
@@ -238,7 +237,7 @@ export class Redeliver {
     return this.client.workflow.start<typeof deliveryWorkflow>('deliveryWorkflow', {
       ...deliveryStart(delivery, start),
       // a redrive's start is deduplicated by the server against the dead letter's run (see redriveRequestId)
-      ...(redrive && { [InternalWorkflowStartOptionsSymbol]: { requestId: redriveRequestId(redrive.of) } }),
+      ...(redrive && startRequestId(redriveRequestId(redrive.of))),
     });
   }
 
@@ -321,31 +320,24 @@ export class Redeliver {
    */
   async listPage(filter: DeliveryFilter, page: PageRequest): Promise<DeliveryPage> {
     const { executions, nextCursor } = await this.executionsPage(visibilityQuery(filter, this.taskQueue), page);
-    const { loadedDataConverter, namespace } = this.client.options;
-    const deliveries = await Promise.all(
-      executions.map(async (raw) => summaryOf(await executionInfoFromRaw(raw, loadedDataConverter, raw, namespace))),
-    );
+    const deliveries = await Promise.all(executions.map(async (e) => summaryOf(await e.info())));
     return { deliveries, nextCursor };
   }
 
   /** A page of the workflows a visibility query matches, as Temporal lists them, and the cursor of the next (its page token). */
   private async executionsPage(query: string, page: PageRequest) {
-    const { namespace } = this.client.options;
-    const response = await this.client.workflowService
-      .listWorkflowExecutions({
-        namespace,
-        query,
-        pageSize: page.pageSize,
-        ...(page.cursor && { nextPageToken: Buffer.from(page.cursor, 'base64url') }),
-      })
-      .catch((err: unknown) => {
-        // a token Temporal did not make: it answers INVALID_ARGUMENT, or UNKNOWN (the dev server)
-        if (page.cursor && [2, 3].includes((err as { code?: number }).code!))
-          throw new InvalidInputError([{ field: 'cursor', message: 'is not the nextCursor of a page of this listing' }], 'page');
-        throw err;
-      });
+    const response = await listExecutionsPage(this.client, {
+      query,
+      pageSize: page.pageSize,
+      ...(page.cursor && { pageToken: Buffer.from(page.cursor, 'base64url') }),
+    }).catch((err: unknown) => {
+      // a token Temporal did not make: it answers INVALID_ARGUMENT, or UNKNOWN (the dev server)
+      if (page.cursor && [2, 3].includes((err as { code?: number }).code!))
+        throw new InvalidInputError([{ field: 'cursor', message: 'is not the nextCursor of a page of this listing' }], 'page');
+      throw err;
+    });
     const token = response.nextPageToken;
-    return { executions: response.executions, nextCursor: token?.length ? Buffer.from(token).toString('base64url') : null };
+    return { executions: response.executions, nextCursor: token ? Buffer.from(token).toString('base64url') : null };
   }
 
   /** How many deliveries match a filter. */
@@ -379,7 +371,7 @@ export class Redeliver {
    */
   async endpointsPage(page: PageRequest): Promise<EndpointPage> {
     const { executions, nextCursor } = await this.executionsPage(endpointsQuery(this.taskQueue), page);
-    const endpoints = await this.endpointViews(executions.map((e) => e.execution!.workflowId!));
+    const endpoints = await this.endpointViews(executions.map((e) => e.workflowId));
     return { endpoints, nextCursor };
   }
 

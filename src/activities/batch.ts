@@ -13,6 +13,7 @@ import { deliveryStart } from '../delivery-start';
 import { OrderingKeys } from '../ordering-keys';
 import type { Delivery } from '../delivery/types';
 import { mostUrgent } from '../endpoints/priority';
+import { savedHeartbeat } from '../temporal/sdk-adapter';
 import { planSends, sendPlanned, type PlannedSend } from './batch-requests';
 import { activityClock, type AttemptResult, type RequestAttempt } from './deliver';
 import type { EndpointAdmission } from './admission';
@@ -55,7 +56,7 @@ export function createBatchActivities(deps: BatchDeps) {
       const context = Context.current();
       // every attempt in flight listens for the activity's cancellation
       setMaxListeners(BATCH_CONCURRENCY + 16, context.cancellationSignal);
-      const done: BatchProgress = { ...((context.info.heartbeatDetails as BatchProgress | undefined) ?? {}) };
+      const done: BatchProgress = { ...(savedHeartbeat<BatchProgress>(context.info) ?? {}) };
       const handOver = handOverTo(deps.client, context.info.taskQueue, input);
       // a worker with keys refuses a batch submitted without them: every message becomes a dead letter that says so
       const refused = (await deps.checkSubmission?.()) ?? null;

@@ -6,6 +6,7 @@ import type { AttemptError, AttemptRecord, Delivery } from '../delivery/types';
 import type { RetryBudget } from '../endpoints/budget';
 import { nextDelay } from '../policy/backoff';
 import { FAILURE_TYPES } from '../classify/classify';
+import { savedHeartbeat } from '../temporal/sdk-adapter';
 import { activityClock, attemptFailure, lostAttempt, type AttemptFailureDetails, type AttemptResult } from './deliver';
 import type { EndpointAdmission } from './admission';
 import { heldUntil, passLimits, WAITING_TYPE, type LimitsPassed } from './limits';
@@ -107,7 +108,7 @@ export function createRetryActivities(deps: RetryDeps) {
     async retryDelivery(input: RetryInput): Promise<RetryEnd> {
       const { delivery, agedFrom } = input;
       const context = Context.current();
-      const carried = context.info.heartbeatDetails as RetryProgress | undefined;
+      const carried = savedHeartbeat<RetryProgress>(context.info);
       // the first attempt of this activity starts from the workflow's progress; later ones from the last heartbeat
       const progress: RetryProgress = carried ?? input.progress;
       const firstRun = carried === undefined;

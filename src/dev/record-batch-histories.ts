@@ -6,9 +6,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { Redeliver } from '../client';
 import type { DeliveryInput } from '../delivery/types';
+import { historyFileText } from '../temporal/sdk-adapter';
 
 export const BATCH_SCENARIOS = ['batch-delivered', 'batch-handed-over', 'batch-ordered'] as const;
 
@@ -18,7 +18,7 @@ export async function recordBatchHistories(redeliver: Redeliver, endpointUrl: st
   const wanted = (name: string) => only.length === 0 || only.includes(name);
   const save = async (workflowId: string, file: string) => {
     const history = await redeliver.client.workflow.getHandle(workflowId).fetchHistory();
-    writeFileSync(path.join(outDir, file), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+    writeFileSync(path.join(outDir, file), historyFileText(history));
     return file;
   };
   const message = (id: string, target: string, extra: Partial<DeliveryInput> = {}): DeliveryInput => ({

@@ -5,7 +5,6 @@
  */
 import { writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Redeliver } from '../client';
 import { endpointWorkflowId } from '../delivery/ids';
 import type { DeliveryInput } from '../delivery/types';
@@ -18,6 +17,7 @@ import { recordEventHistories, recordTenantEventHistories } from './record-event
 import { recordSubscriptionHistories } from './record-mqtt-histories';
 import { recordOrderingHistories } from './record-ordering-histories';
 import { projectRoot } from './temporal-cli';
+import { historyFileText } from '../temporal/sdk-adapter';
 
 type Scenario = {
   name: string;
@@ -162,7 +162,7 @@ async function main(): Promise<void> {
         const suffix = runs.length === 1 ? '' : i === 0 ? '-first-run' : i === runs.length - 1 ? '-last-run' : undefined;
         if (suffix === undefined) continue;
         const file = path.join(outDir, `deliveryWorkflow_${scenario.name}${suffix}.json`);
-        writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+        writeFileSync(file, historyFileText(history));
         files.push(path.relative(projectRoot(), file));
       }
       console.log(`${scenario.name}: ${result.outcome} after ${result.attempts} attempt(s) → ${files.join(', ')}`);
@@ -176,7 +176,7 @@ async function main(): Promise<void> {
         .getHandle(endpointWorkflowId(new URL(endpoint.url).host, 'record-histories'))
         .fetchHistory();
       const file = path.join(outDir, 'endpointWorkflow_recording.json');
-      writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+      writeFileSync(file, historyFileText(history));
       console.log(`endpoint: ${history.events?.length} events → ${path.relative(projectRoot(), file)}`);
     }
     // an operator's limits on the endpoint: the updates, and the memo every worker reads them from
@@ -186,7 +186,7 @@ async function main(): Promise<void> {
       await handle.set({ maxInFlight: null, rate: null });
       const history = await connected.client.workflow.getHandle(endpointWorkflowId(handle.endpoint, 'record-histories')).fetchHistory();
       const file = path.join(outDir, 'endpointWorkflow_settings.json');
-      writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+      writeFileSync(file, historyFileText(history));
       console.log(`endpoint-settings: ${history.events?.length} events → ${path.relative(projectRoot(), file)}`);
     }
     // an endpoint that fails, then answers: its breaker opens (published in the memo) and closes (endpoint-breaker)
@@ -235,7 +235,7 @@ async function recordBreaker(redeliver: Redeliver, outDir: string): Promise<void
       .getHandle(endpointWorkflowId(new URL(failing.url).host, 'record-histories'))
       .fetchHistory();
     const file = path.join(outDir, 'endpointWorkflow_breaker.json');
-    writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+    writeFileSync(file, historyFileText(history));
     console.log(`endpoint-breaker: ${history.events?.length} events → ${path.relative(projectRoot(), file)}`);
   } finally {
     await failing.close();
@@ -259,7 +259,7 @@ async function recordFailingByTime(redeliver: Redeliver, outDir: string): Promis
   await new Promise((res) => setTimeout(res, 9_000));
   const history = await redeliver.client.workflow.getHandle(endpointWorkflowId(endpoint, 'record-histories')).fetchHistory();
   const file = path.join(outDir, 'endpointWorkflow_failing-by-time.json');
-  writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+  writeFileSync(file, historyFileText(history));
   console.log(`endpoint-failing-by-time: ${history.events?.length} events → ${path.relative(projectRoot(), file)}`);
 }
 
