@@ -52,7 +52,7 @@ test('an activity starts from what its earlier attempt saved, and from nothing o
 });
 
 test('a history as a fixture: Temporal JSON, indented, ending in a newline', () => {
-  const text = historyFileText({ events: [{ eventId: 1, eventType: 1 }] } as Parameters<typeof historyFileText>[0]);
+  const text = historyFileText({ events: [{ eventId: 1, eventType: 1 }] } as unknown as Parameters<typeof historyFileText>[0]);
   expect(text.endsWith('}\n')).toBe(true);
   const parsed = JSON.parse(text) as { events: { eventId: string; eventType: string }[] };
   expect(parsed.events[0]).toEqual({ eventId: '1', eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_STARTED' });
