@@ -4,7 +4,6 @@ import {
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
-import { InternalWorkflowStartOptionsSymbol } from '@temporalio/client/lib/internal';
 import { ConfigError } from './config/errors';
 import { deliveryStart, fingerprintOf, type DeliveryMemo, type DeliveryStart } from './delivery-start';
 import type { Delivery } from './delivery/types';
@@ -12,6 +11,7 @@ import { isEncryptedValue } from './encryption/codec';
 import { ConflictError } from './errors';
 import type { DeliveryWorkflow, Place } from './contract';
 import { OrderingKeys } from './ordering-keys';
+import { startRequestId } from './temporal/sdk-adapter';
 
 /*
  * The one way a delivery's workflow is started from outside a workflow: a submit and a redrive (the client), a
@@ -52,7 +52,7 @@ export class DeliveryStarter {
       const workflow = await this.client.workflow.start<DeliveryWorkflow>('deliveryWorkflow', {
         ...options,
         // a redrive's start is deduplicated by the server against the dead letter's run (see redriveRequestId)
-        ...(how.redrive && { [InternalWorkflowStartOptionsSymbol]: { requestId: redriveRequestId(how.redrive.of) } }),
+        ...(how.redrive && startRequestId(redriveRequestId(how.redrive.of))),
       });
       return { workflow, created: true as const };
     } catch (err) {

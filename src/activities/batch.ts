@@ -12,6 +12,7 @@ import {
 import { DeliveryStarter } from '../delivery-starter';
 import type { Delivery } from '../delivery/types';
 import { mostUrgent } from '../endpoints/priority';
+import { savedHeartbeat } from '../temporal/sdk-adapter';
 import { planSends, sendPlanned, type PlannedSend } from './batch-requests';
 import { activityClock, type AttemptResult, type RequestAttempt } from './deliver';
 import type { EndpointAdmission } from './admission';
@@ -55,7 +56,7 @@ export function createBatchActivities(deps: BatchDeps) {
       const context = Context.current();
       // every attempt in flight listens for the activity's cancellation
       setMaxListeners(BATCH_CONCURRENCY + 16, context.cancellationSignal);
-      const done: BatchProgress = { ...((context.info.heartbeatDetails as BatchProgress | undefined) ?? {}) };
+      const done: BatchProgress = { ...(savedHeartbeat<BatchProgress>(context.info) ?? {}) };
       const starter = deps.client && new DeliveryStarter(deps.client, context.info.taskQueue, input.historyLimit);
       const handOver = handOverTo(starter, input);
       // a worker with keys refuses a batch submitted without them: every message becomes a dead letter that says so

@@ -18,6 +18,7 @@ import type { EndpointAdmission } from './admission';
 import { sendHttp, type HttpAttempt, type HttpRequest } from '../transports/http';
 import { createMqttPool, type MqttPool, type MqttPublish } from '../transports/mqtt';
 import { signRequest, signingSecretsFromEnvironment, webhookIdOf, type Signing, type SigningSecretResolver } from '../transports/signing';
+import { savedHeartbeat } from '../temporal/sdk-adapter';
 import { passLimits } from './limits';
 import { heldUntil, limitsVerdict } from '../delivery/limits-verdict';
 
@@ -238,7 +239,7 @@ interface FirstAttemptHold {
  */
 async function firstAttemptLimits(admission: EndpointAdmission | null | undefined, delivery: Delivery) {
   const context = Context.current();
-  const hold = context.info.heartbeatDetails as FirstAttemptHold | undefined;
+  const hold = savedHeartbeat<FirstAttemptHold>(context.info);
   const now = activityClock()();
   if (hold?.sentAt !== undefined) throw attemptFailure(lostAttempt(now - hold.sentAt));
   const agedFrom = context.info.scheduledTimestampMs;

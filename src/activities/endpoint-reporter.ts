@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
 import {
   endpointReportSignal,
   endpointStartOptions,
@@ -15,6 +14,7 @@ import { mergeTally } from '../endpoints/operational-events';
 import { DEFAULT_MAX_ENDPOINTS_PER_TENANT } from '../config/settings';
 import type { TenantReport } from '../endpoints/tenant-events';
 import { EVENTS_TENANT } from './operational-events';
+import { activityPollers } from '../temporal/sdk-adapter';
 import type {
   AttemptOutcome,
   DeadLetterOutcome,
@@ -222,14 +222,8 @@ export class EndpointReporter {
   /** N: the workers polling the task queue for activities (this one counted even before its first poll). */
   async countWorkers(): Promise<void> {
     try {
-      const response = await this.client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () =>
-        this.client.workflowService.describeTaskQueue({
-          namespace: this.client.options.namespace,
-          taskQueue: { name: this.taskQueue },
-          taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
-        }),
-      );
-      const identities = new Set((response.pollers ?? []).map((p) => p.identity ?? ''));
+      const pollers = await this.client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () => activityPollers(this.client, this.taskQueue));
+      const identities = new Set(pollers);
       identities.add(this.identity);
       this.workers = identities.size;
     } catch {

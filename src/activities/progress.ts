@@ -1,6 +1,6 @@
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import type { LoadedDataConverter } from '@temporalio/common';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import { pendingActivityHeartbeat } from '../temporal/sdk-adapter';
 import type { RetryProgress } from '../contract';
 
 /** The retrying activity's type, as Temporal lists it among a workflow's pending activities. */
@@ -21,9 +21,7 @@ export async function retryProgressOf(
   converter: LoadedDataConverter,
   description: WorkflowExecutionDescription,
 ): Promise<RetryProgress | null> {
-  const pending = description.raw.pendingActivities?.find((a) => a.activityType?.name === RETRY_ACTIVITY);
-  if (!pending?.heartbeatDetails?.payloads?.length) return null;
-  return decodeFromPayloadsAtIndex<RetryProgress>(converter, 0, pending.heartbeatDetails.payloads);
+  return pendingActivityHeartbeat<RetryProgress>(converter, description, RETRY_ACTIVITY);
 }
 
 export function createProgressActivities(client: Client | null) {

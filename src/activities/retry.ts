@@ -7,6 +7,7 @@ import type { Delivery } from '../delivery/types';
 import type { RetryBudget } from '../endpoints/budget';
 import { FAILURE_TYPES } from '../classify/classify';
 import { attemptFailure, attemptFailureDetails, type RetryEnd, type RetryInput, type RetryProgress, waitingFailure } from '../contract';
+import { savedHeartbeat } from '../temporal/sdk-adapter';
 import { activityClock, lostAttempt, type AttemptResult } from './deliver';
 import type { EndpointAdmission } from './admission';
 import { passLimits, type LimitsPassed } from './limits';
@@ -60,7 +61,8 @@ export function createRetryActivities(deps: RetryDeps) {
   return {
     async retryDelivery(input: RetryInput): Promise<RetryEnd> {
       const context = Context.current();
-      const carried = context.info.heartbeatDetails as RetryProgress | undefined;
+      const carried = savedHeartbeat<RetryProgress>(context.info);
+      // the first attempt of this activity starts from the workflow's progress; later ones from the last heartbeat
       const progress: RetryProgress = carried ?? input.progress;
       // a retry of this activity starts at its planned time or after, never before
       const now = deps.now ?? activityClock(context.info.attempt > 1 ? progress.nextAttemptAt : undefined);

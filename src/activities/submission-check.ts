@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { METADATA_ENCODING_KEY } from '@temporalio/common';
 import { AesGcmPayloadCodec, ENCRYPTED_ENCODING } from '../encryption/codec';
+import { storedStartInput } from '../temporal/sdk-adapter';
 import type { AttemptFailureDetails } from '../contract';
 
 /** Why a worker with keys refused a delivery submitted without them, in the words its dead letter keeps. */
@@ -29,20 +30,15 @@ export type SubmissionCheck = () => Promise<AttemptFailureDetails | null>;
 export function submissionCheck(client: Client | null): SubmissionCheck | undefined {
   if (!client?.options.loadedDataConverter.payloadCodecs.some((codec) => codec instanceof AesGcmPayloadCodec)) return undefined;
   return async () => {
-    const { workflowNamespace, workflowExecution } = Context.current().info;
-    let history;
+    const { info } = Context.current();
+    let input;
     try {
-      ({ history } = await client.workflowService.getWorkflowExecutionHistory({
-        namespace: workflowNamespace,
-        execution: workflowExecution,
-        maximumPageSize: 1,
-      }));
+      input = await storedStartInput(client, info);
     } catch (err) {
       // fail closed: nothing goes out until the check has been made (the retrying activity makes it again)
       const reason = `could not read how the delivery is stored, to check it was submitted encrypted (${(err as Error).message}); nothing was sent`;
       return { class: 'server', retryable: true, code: SUBMISSION_UNCHECKED, reason, durationMs: 0 };
     }
-    const input = history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
     const encoding = Buffer.from(input?.metadata?.[METADATA_ENCODING_KEY] ?? new Uint8Array()).toString();
     if (!input || encoding === ENCRYPTED_ENCODING) return null;
     return { class: 'client', retryable: false, code: 'unencrypted-submission', reason: UNENCRYPTED_SUBMISSION, durationMs: 0 };

@@ -18,6 +18,7 @@ import { openApiDocument } from './openapi';
 import { HttpProblem, problemOf, UNAVAILABLE_RETRY_AFTER_S } from './problems';
 import { ROUTES, type ApiContext, type Route } from './routes';
 import { MAX_PATH_PARAM_LENGTH } from './schemas';
+import { pingService } from '../temporal/sdk-adapter';
 
 /** One line of the access log: never a body, a header or a key; the key by its name. */
 export interface AccessLogEntry {
@@ -59,7 +60,7 @@ declare module 'fastify' {
 
 /** Whether Temporal answers a cheap call now: what /healthz says. */
 async function temporalReachable(redeliver: Redeliver): Promise<boolean> {
-  return redeliver.client.workflowService.getSystemInfo({}).then(
+  return pingService(redeliver.client).then(
     () => true,
     () => false,
   );

@@ -50,7 +50,7 @@ export class EndpointViews {
    */
   async endpointsPage(page: PageRequest): Promise<EndpointPage> {
     const { executions, nextCursor } = await this.lists.executionsPage(endpointsQuery(this.taskQueue), page);
-    const endpoints = await this.endpointViews(executions.map((e) => e.execution!.workflowId!));
+    const endpoints = await this.endpointViews(executions.map((e) => e.workflowId));
     return { endpoints, nextCursor };
   }
 

@@ -1,8 +1,8 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
 import { DEAD_LETTER_STATES, visibilityQuery, type DeadLetterState, type DeliveryFilter } from '../delivery/filter';
 import { isEncryptedValue } from '../encryption/codec';
 import { InvalidInputError } from '../errors';
+import { listExecutionsPage } from '../temporal/sdk-adapter';
 import { Attempts, DeliveryKind, DeliveryState, Device, Endpoint, LastErrorClass, Tenant } from '../contract';
 
 /* Listings of deliveries: what the visibility store knows of them, all at once or a page at a time. */
@@ -57,31 +57,24 @@ export class DeliveryLists {
    */
   async listPage(filter: DeliveryFilter, page: PageRequest): Promise<DeliveryPage> {
     const { executions, nextCursor } = await this.executionsPage(visibilityQuery(filter, this.taskQueue), page);
-    const { loadedDataConverter, namespace } = this.client.options;
-    const deliveries = await Promise.all(
-      executions.map(async (raw) => summaryOf(await executionInfoFromRaw(raw, loadedDataConverter, raw, namespace))),
-    );
+    const deliveries = await Promise.all(executions.map(async (e) => summaryOf(await e.info())));
     return { deliveries, nextCursor };
   }
 
   /** A page of the workflows a visibility query matches, as Temporal lists them, and the cursor of the next (its page token). */
   async executionsPage(query: string, page: PageRequest) {
-    const { namespace } = this.client.options;
-    const response = await this.client.workflowService
-      .listWorkflowExecutions({
-        namespace,
-        query,
-        pageSize: page.pageSize,
-        ...(page.cursor && { nextPageToken: Buffer.from(page.cursor, 'base64url') }),
-      })
-      .catch((err: unknown) => {
-        // a token Temporal did not make: it answers INVALID_ARGUMENT, or UNKNOWN (the dev server)
-        if (page.cursor && [2, 3].includes((err as { code?: number }).code!))
-          throw new InvalidInputError([{ field: 'cursor', message: 'is not the nextCursor of a page of this listing' }], 'page');
-        throw err;
-      });
+    const response = await listExecutionsPage(this.client, {
+      query,
+      pageSize: page.pageSize,
+      ...(page.cursor && { pageToken: Buffer.from(page.cursor, 'base64url') }),
+    }).catch((err: unknown) => {
+      // a token Temporal did not make: it answers INVALID_ARGUMENT, or UNKNOWN (the dev server)
+      if (page.cursor && [2, 3].includes((err as { code?: number }).code!))
+        throw new InvalidInputError([{ field: 'cursor', message: 'is not the nextCursor of a page of this listing' }], 'page');
+      throw err;
+    });
     const token = response.nextPageToken;
-    return { executions: response.executions, nextCursor: token?.length ? Buffer.from(token).toString('base64url') : null };
+    return { executions: response.executions, nextCursor: token ? Buffer.from(token).toString('base64url') : null };
   }
 
   /** How many deliveries match a filter. */

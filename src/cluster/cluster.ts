@@ -11,6 +11,7 @@ import { SEARCH_ATTRIBUTES } from '../contract';
 import { ensureGoBuild, TEMPORAL_SERVER_BUILD, TEMPORAL_SERVER_VERSION, TEMPORAL_UI_BUILD } from './go-build';
 import { findPostgres, initPostgres, POSTGRES_USER, postgresSpec, postgresUser, waitForPostgres } from './postgres';
 import { isRunning, spawnDetached, stopProcess, type ProcessSpec } from './processes';
+import { countExecutions } from '../temporal/sdk-adapter';
 
 const run = promisify(execFile);
 
@@ -386,7 +387,7 @@ async function waitForNamespace(address: string, timeoutMs = 60_000): Promise<vo
   try {
     for (;;) {
       try {
-        await connection.workflowService.countWorkflowExecutions({ namespace: NAMESPACE, query });
+        await countExecutions(connection, NAMESPACE, query);
         return;
       } catch (err) {
         if (Date.now() > deadline)

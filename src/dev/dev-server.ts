@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES } from '../contract';
 import { ensureTemporalCli } from './temporal-cli';
+import { pingService } from '../temporal/sdk-adapter';
 
 export interface DevServerOptions {
   /** gRPC port of the frontend. Default 7233. */
@@ -126,7 +127,7 @@ export async function waitUntilServing(address: string, options: WaitUntilServin
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1_000, channelArgs: options.channelArgs });
       try {
-        await connection.workflowService.getSystemInfo({});
+        await pingService(connection);
         return;
       } finally {
         await connection.close();

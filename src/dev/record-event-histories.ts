@@ -6,10 +6,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { Redeliver } from '../client';
 import { endpointWorkflowId, tenantEventsWorkflowId } from '../contract';
 import { startFlakyEndpoint } from '../demo/flaky-endpoint';
+import { historyFileText } from '../temporal/sdk-adapter';
 
 export async function recordEventHistories(redeliver: Redeliver, outDir: string, only: string[]): Promise<void> {
   if (only.length > 0 && !only.includes('endpoint-events')) return;
@@ -37,7 +37,7 @@ export async function recordEventHistories(redeliver: Redeliver, outDir: string,
     await handle.resume();
     const history = await redeliver.client.workflow.getHandle(endpointWorkflowId(handle.endpoint, 'record-histories')).fetchHistory();
     const file = path.join(outDir, 'endpointWorkflow_events.json');
-    writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+    writeFileSync(file, historyFileText(history));
     console.log(`endpoint-events: ${history.events?.length} events → ${path.relative(process.cwd(), file)}`);
   } finally {
     await endpoint.close();
@@ -68,7 +68,7 @@ export async function recordTenantEventHistories(redeliver: Redeliver, outDir: s
     await new Promise((res) => setTimeout(res, 33_000));
     const history = await redeliver.client.workflow.getHandle(tenantEventsWorkflowId('fixtures-tenant', 'record-histories')).fetchHistory();
     const file = path.join(outDir, 'tenantEventsWorkflow_dead-letters.json');
-    writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+    writeFileSync(file, historyFileText(history));
     console.log(`tenant-events: ${history.events?.length} events → ${path.relative(process.cwd(), file)}`);
   } finally {
     await Promise.all(endpoints.map((e) => e.close()));

@@ -5,18 +5,19 @@
  */
 import { writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Redeliver } from '../client';
 import { endpointWorkflowId } from '../contract';
 import type { DeliveryInput } from '../delivery/types';
 import { startFlakyEndpoint } from '../demo/flaky-endpoint';
 import { createWorker, installRuntime, runWorker } from '../worker';
+import { recordBatchHistories } from './record-batch-histories';
 import { startDevServer } from './dev-server';
 import { freePort } from './ports';
 import { recordEventHistories, recordTenantEventHistories } from './record-event-histories';
 import { recordSubscriptionHistories } from './record-mqtt-histories';
 import { recordOrderingHistories } from './record-ordering-histories';
 import { projectRoot } from './temporal-cli';
+import { historyFileText } from '../temporal/sdk-adapter';
 
 type Scenario = {
   name: string;
@@ -161,7 +162,7 @@ async function main(): Promise<void> {
         const suffix = runs.length === 1 ? '' : i === 0 ? '-first-run' : i === runs.length - 1 ? '-last-run' : undefined;
         if (suffix === undefined) continue;
         const file = path.join(outDir, `deliveryWorkflow_${scenario.name}${suffix}.json`);
-        writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+        writeFileSync(file, historyFileText(history));
         files.push(path.relative(projectRoot(), file));
       }
       console.log(`${scenario.name}: ${result.outcome} after ${result.attempts} attempt(s) → ${files.join(', ')}`);
@@ -175,7 +176,7 @@ async function main(): Promise<void> {
         .getHandle(endpointWorkflowId(new URL(endpoint.url).host, 'record-histories'))
         .fetchHistory();
       const file = path.join(outDir, 'endpointWorkflow_recording.json');
-      writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+      writeFileSync(file, historyFileText(history));
       console.log(`endpoint: ${history.events?.length} events → ${path.relative(projectRoot(), file)}`);
     }
     // an operator's limits on the endpoint: the updates, and the memo every worker reads them from
@@ -185,7 +186,7 @@ async function main(): Promise<void> {
       await handle.set({ maxInFlight: null, rate: null });
       const history = await connected.client.workflow.getHandle(endpointWorkflowId(handle.endpoint, 'record-histories')).fetchHistory();
       const file = path.join(outDir, 'endpointWorkflow_settings.json');
-      writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+      writeFileSync(file, historyFileText(history));
       console.log(`endpoint-settings: ${history.events?.length} events → ${path.relative(projectRoot(), file)}`);
     }
     // an endpoint that fails, then answers: its breaker opens (published in the memo) and closes (endpoint-breaker)
@@ -197,6 +198,8 @@ async function main(): Promise<void> {
     await recordTenantEventHistories(connected, outDir, only);
     // ordering keys: deliveries queued behind one another, and their key's sequencer
     await recordOrderingHistories(connected, endpoint.url, outDir, only);
+    // batches: delivered at once, handed over to deliveries, an ordered message queued
+    await recordBatchHistories(connected, endpoint.url, outDir, only);
     // command subscriptions, and a delivery over MQTT (its command's response)
     await recordSubscriptionHistories(connected.client, 'record-histories', endpoint.url, outDir, only);
   } finally {
@@ -232,7 +235,7 @@ async function recordBreaker(redeliver: Redeliver, outDir: string): Promise<void
       .getHandle(endpointWorkflowId(new URL(failing.url).host, 'record-histories'))
       .fetchHistory();
     const file = path.join(outDir, 'endpointWorkflow_breaker.json');
-    writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+    writeFileSync(file, historyFileText(history));
     console.log(`endpoint-breaker: ${history.events?.length} events → ${path.relative(projectRoot(), file)}`);
   } finally {
     await failing.close();
@@ -256,7 +259,7 @@ async function recordFailingByTime(redeliver: Redeliver, outDir: string): Promis
   await new Promise((res) => setTimeout(res, 9_000));
   const history = await redeliver.client.workflow.getHandle(endpointWorkflowId(endpoint, 'record-histories')).fetchHistory();
   const file = path.join(outDir, 'endpointWorkflow_failing-by-time.json');
-  writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+  writeFileSync(file, historyFileText(history));
   console.log(`endpoint-failing-by-time: ${history.events?.length} events → ${path.relative(projectRoot(), file)}`);
 }
 

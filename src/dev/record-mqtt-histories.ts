@@ -10,9 +10,9 @@ import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import mqtt from 'mqtt';
 import { Subscriptions } from '../subscriptions';
+import { historyFileText } from '../temporal/sdk-adapter';
 
 export const SUBSCRIPTION_SCENARIOS = ['subscription-commands', 'subscription-broker-away'] as const;
 
@@ -29,7 +29,7 @@ export async function recordSubscriptionHistories(
   const wanted = (name: string) => only.length === 0 || only.includes(name);
   const save = async (workflowId: string, file: string) => {
     const history = await client.workflow.getHandle(workflowId).fetchHistory();
-    writeFileSync(path.join(outDir, file), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+    writeFileSync(path.join(outDir, file), historyFileText(history));
     return file;
   };
   const until = async <T>(read: () => Promise<T>, done: (v: T) => boolean) => {

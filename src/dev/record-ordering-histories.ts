@@ -6,9 +6,9 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DeliveryHandle, Redeliver } from '../client';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { orderingWorkflowId } from '../contract';
 import type { DeliveryInput } from '../delivery/types';
+import { historyFileText } from '../temporal/sdk-adapter';
 
 export const ORDERING_SCENARIOS = ['ordered', 'ordered-stopped', 'ordered-continued'] as const;
 
@@ -18,7 +18,7 @@ export async function recordOrderingHistories(redeliver: Redeliver, endpointUrl:
   const wanted = (name: string) => only.length === 0 || only.includes(name);
   const save = async (workflowId: string, file: string) => {
     const history = await redeliver.client.workflow.getHandle(workflowId).fetchHistory();
-    writeFileSync(path.join(outDir, file), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+    writeFileSync(path.join(outDir, file), historyFileText(history));
     return file;
   };
   const message = (key: string, n: number, target: string): DeliveryInput => ({
@@ -68,7 +68,7 @@ export async function recordOrderingHistories(redeliver: Redeliver, endpointUrl:
       [runs[runs.length - 1]!, 'orderingWorkflow_continued-last-run.json'],
     ] as const) {
       const history = await redeliver.client.workflow.getHandle(workflowId, runId).fetchHistory();
-      writeFileSync(path.join(outDir, file), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+      writeFileSync(path.join(outDir, file), historyFileText(history));
       files.push(file);
     }
     console.log(`ordered-continued: ${outcomes.join(', ')} in ${runs.length} runs of the sequencer → ${files.join(', ')}`);

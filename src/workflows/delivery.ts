@@ -6,15 +6,10 @@ import { attemptInTurn } from './delivery-turn';
 import { DEFAULT_HISTORY_LIMIT } from './history';
 import { tellDeadLetter } from './operational-events';
 import { leaveKey, leftWith, waitForTurn } from './ordering-turn';
+import { HANDED_OVER_FIRST_ATTEMPT } from './patches';
 import { RetryingActivity, retryOnServer } from './server-retries';
 import { retryOnTimers } from './timer-retries';
 import { temporalEffects } from './visibility';
-
-export { SERVER_SIDE_RETRIES } from './timer-retries';
-export { TRUE_ATTEMPT_COUNTS } from './server-retries';
-
-/** A delivery a batch started carries its first attempt (input.firstAttempt) instead of making it. */
-export const HANDED_OVER_FIRST_ATTEMPT = 'handed-over-first-attempt';
 
 /**
  * One delivery: the first attempt is an activity; the retries are one activity that Temporal retries, its

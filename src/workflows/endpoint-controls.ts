@@ -14,12 +14,7 @@ import { humanDuration } from '../delivery/summary';
 import { refusal } from '../errors';
 import type { EndpointHealth } from '../endpoints/health';
 import type { ControlsCarried } from '../contract';
-
-/**
- * The breaker is published in the memo when it opens, closes or changes its prober: commands the workflow did
- * not issue before. Asked at each such change, so that an endpoint that never failed records no marker.
- */
-export const ENDPOINT_BREAKER = 'endpoint-breaker';
+import { ENDPOINT_BREAKER } from './patches';
 
 /** What the controls do outside their state: Temporal's functions in the workflow, a recorder in unit tests. */
 export interface ControlsEffects {
@@ -38,7 +33,6 @@ export interface ControlsEnv {
   /** Told when the endpoint is disabled, by an operator or by itself (operational events). */
   disabled?: (mode: EndpointMode) => void;
 }
-
 const CLOSED: BreakerState = { open: false, since: null, prober: null };
 
 /**

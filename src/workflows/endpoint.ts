@@ -14,16 +14,10 @@ import {
 import { EndpointTracker, type EndpointEffects } from './endpoint-state';
 import { continueAsNewWhenIdle, historyTooLong } from './history';
 import { countTransition, measureState, sendEvents } from './operational-events';
+import { ENDPOINT_WAKE_AHEAD } from './patches';
 import { temporalEffects } from './visibility';
 
 const DEFAULT_HISTORY_LIMIT = 2_000;
-
-/**
- * The loop waits only for changes still ahead (endpoints/wake.ts). Before it, a spell that had turned failing
- * by time alone was waited for again and again, a 1 ms timer each, until the next report: asked only where
- * the old wait had passed, so that a run that never met one records no marker.
- */
-export const ENDPOINT_WAKE_AHEAD = 'endpoint-wake-ahead';
 
 /** The endpoint state's effects inside a workflow: Temporal's own. */
 function endpointEffects(endpoint: string): EndpointEffects {
@@ -37,6 +31,7 @@ function endpointEffects(endpoint: string): EndpointEffects {
     countDisabled: () => countTransition(endpoint, 'disabled'),
   };
 }
+
 /**
  * One endpoint's health and downtime, from the attempts every worker reports (docs/endpoint-health.md):
  * failing / recovering / healthy in the `EndpointHealth` search attribute, the downtime ledger of the guide,

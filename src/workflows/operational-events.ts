@@ -10,12 +10,7 @@ import {
   type EndpointEvents,
   type OperationalEvent,
 } from '../endpoints/operational-events';
-
-/**
- * The patch of the events: an endpoint's workflow announces them by an activity that running endpoint workflows
- * never scheduled. Asked only when there is an event to send, so that an endpoint that never changed records no marker.
- */
-export const OPERATIONAL_EVENTS = 'operational-events';
+import { OPERATIONAL_EVENTS } from './patches';
 
 /** `redeliver_endpoint_state`: a number per state, the worse the higher. */
 export const STATE_VALUES: Record<EndpointHealthState, number> = { healthy: 0, recovering: 1, failing: 2 };

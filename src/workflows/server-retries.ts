@@ -15,20 +15,15 @@ import { attemptsInWords } from '../delivery/summary';
 import type { Delivery, DeliveryResult, DeliveryStatus } from '../delivery/types';
 import type { DeliveryTracker } from './delivery-state';
 import { continueIfLong, untilResumed } from './delivery-turn';
-
-/**
- * Pause, retry now and cancel answer with the attempts the endpoint saw: the retrying activity runs out of
- * reach of the delivery's cancellation, so the workflow reads its progress before stopping it, and the
- * updates answer once it has stopped. Checked at each such control while retrying (a delivery without one
- * keeps the history it had); controls recorded before it replay as they were.
- */
-export const TRUE_ATTEMPT_COUNTS = 'true-attempt-counts';
-/** A cancelled delivery whose attempt in flight ended it ends with that outcome, not as cancelled. */
-export const OUTCOME_BEFORE_CANCEL = 'outcome-before-cancel';
+import { OUTCOME_BEFORE_CANCEL, TRUE_ATTEMPT_COUNTS } from './patches';
 
 const cancelled = () => new CancelledFailure('the delivery was cancelled');
 
-/** The retrying activity as the controls see it: whether one runs, and when it stops. */
+/**
+ * The retrying activity as the controls see it: whether one runs, and when it stops. Pause, retry now and cancel
+ * answer with the attempts the endpoint saw (TRUE_ATTEMPT_COUNTS): the activity runs out of reach of the delivery's
+ * cancellation, so the workflow reads its progress before stopping it, and the updates answer once it has stopped.
+ */
 export class RetryingActivity {
   running = false;
   /** How many have stopped so far: a control waits for the next. */

@@ -2,13 +2,7 @@ import { patched } from '@temporalio/workflow';
 import type { DeliveryResult } from '../delivery/types';
 import type { DeliveryTracker } from './delivery-state';
 import { attemptInTurn, continueIfLong } from './delivery-turn';
-
-/**
- * Retries run as Temporal's own activity retries (server-retries.ts): no history event per retry.
- * Deliveries recorded before kept a timer and an activity per retry: their recorded part replays that way,
- * and at their next failed attempt they switch to server-side retries, carrying their state.
- */
-export const SERVER_SIDE_RETRIES = 'server-side-retries';
+import { SERVER_SIDE_RETRIES } from './patches';
 
 /**
  * The retries of a delivery recorded before `patched('server-side-retries')`: a durable timer and an attempt

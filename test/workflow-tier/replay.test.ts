@@ -71,6 +71,16 @@ test('every recorded history replays on the current workflow code', async () => 
   ]) {
     expect(histories.map((h) => h.workflowId)).toContain(`${file}.json`);
   }
+  // batches (docs/batches.md): all delivered at once, some handed over to deliveries that start from the batch's
+  // attempt (handed-over-first-attempt), an ordered message queued on its key
+  for (const file of [
+    'batchWorkflow_delivered',
+    'batchWorkflow_handed-over',
+    'batchWorkflow_ordered',
+    'deliveryWorkflow_batch-handed-over',
+  ]) {
+    expect(histories.map((h) => h.workflowId)).toContain(`${file}.json`);
+  }
   // reports with what the endpoint's recording keeps (issue 21): arrivals, retries, ends, the budget
   expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_recording.json');
   // MQTT: a delivery over MQTT (a command's response), refused and unknown-credential attempts, command subscriptions
