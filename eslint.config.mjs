@@ -19,6 +19,11 @@ export default tseslint.config(
     },
   },
   {
+    // a function a reader understands without scrolling (CONTRIBUTING.md, "Keeping the house readable")
+    files: ['src/**/*.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 120 }] },
+  },
+  {
     // workflow code must stay deterministic: no Node builtins, no transports, activities as types only
     // the pure folders: what workflows may import, the contract among them. Everything with I/O lives elsewhere (validation/, activities/, transports/, …)
     // the direction between these folders (contract above the pure domain, activities via the contract only) is .dependency-cruiser.cjs's

@@ -14,12 +14,12 @@ import { humanDuration } from '../delivery/summary';
 import { refusal } from '../errors';
 import type { EndpointHealth } from '../endpoints/health';
 import type { ControlsCarried } from '../contract';
-import { ENDPOINT_BREAKER } from './patches';
+import { ENDPOINT_BREAKER, type PatchId } from './patches';
 
 /** What the controls do outside their state: Temporal's functions in the workflow, a recorder in unit tests. */
 export interface ControlsEffects {
   /** Whether a patch applies (`patched()`: its marker is a command the first time a run asks). */
-  patched(id: string): boolean;
+  patched(id: PatchId): boolean;
   /** Publishes the control in the workflow's memo, where every worker reads it (`upsertMemo`: a command). */
   publish(control: EndpointControl): void;
   /** The control the run's memo held at its start (a run continued as new starts with its predecessor's). */

@@ -24,7 +24,7 @@ function endpointEffects(endpoint: string): EndpointEffects {
   return {
     details: temporalEffects.details,
     upsert: temporalEffects.upsert,
-    patched: (id) => patched(id),
+    patched,
     publish: (control) => upsertMemo({ [CONTROL_MEMO]: control }),
     published: () => workflowInfo().memo?.[CONTROL_MEMO],
     measure: (previous, state) => measureState(endpoint, previous, state),

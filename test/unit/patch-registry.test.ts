@@ -39,7 +39,13 @@ function patchCalls(file: string): { at: string; id: string | undefined }[] {
   }
   const calls: { at: string; id: string | undefined }[] = [];
   const visit = (node: ts.Node) => {
-    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && /^(patched|deprecatePatch)$/.test(node.expression.text)) {
+    // patched(ID), or through an effect a state class is given (effects.patched(ID))
+    const callee = ts.isCallExpression(node)
+      ? ts.isPropertyAccessExpression(node.expression)
+        ? node.expression.name
+        : node.expression
+      : null;
+    if (ts.isCallExpression(node) && callee && ts.isIdentifier(callee) && /^(patched|deprecatePatch)$/.test(callee.text)) {
       const [arg] = node.arguments;
       const exported = arg && ts.isIdentifier(arg) ? fromRegistry.get(arg.text) : undefined;
       const value = exported === undefined ? undefined : (registry as Record<string, unknown>)[exported];
