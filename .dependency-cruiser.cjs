@@ -36,9 +36,9 @@ module.exports = {
     {
       name: 'worker-side-not-client',
       severity: 'error',
-      comment: 'Activities and the worker do not import the client: what they share with it lives in the contract.',
-      from: { path: ['^src/activities/', '^src/workflows/', '^src/worker\\.ts$', '^src/worker-parts\\.ts$'] },
-      to: { path: '^src/client\\.ts$' },
+      comment: 'Activities and the worker do not import the client: what they share with it lives in the contract, or the starter.',
+      from: { path: ['^src/activities/', '^src/worker-services/', '^src/workflows/', '^src/worker\\.ts$'] },
+      to: { path: '^src/client/' },
     },
     {
       name: 'pure-domain-imports-no-layer-above',

@@ -12,14 +12,13 @@ module.exports = {
     // pure modules: no server, no Temporal CLI, no Java; only the npm dependencies
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     // the workflows with stubbed activities on TestWorkflowEnvironment, and the replay of recorded histories
-    { ...base, ...server, displayName: 'workflow', testMatch: ['<rootDir>/test/workflow-tier/**/*.test.ts'] },
+    { ...base, ...server, displayName: 'workflow', testMatch: ['<rootDir>/test/workflow/**/*.test.ts'] },
     // real endpoints, brokers, CLI, UI, faults and days on the time-skipping server
     {
       ...base,
       ...server,
       displayName: 'integration',
-      testMatch: ['<rootDir>/test/**/*.test.ts'],
-      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/unit/', '<rootDir>/test/workflow-tier/'],
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
     },
   ],
   reporters: ['default', '<rootDir>/test/setup/summary-reporter.js'],

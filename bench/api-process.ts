@@ -2,7 +2,7 @@
  * `redeliver serve` in a process of its own, so that its CPU time is its own: `node api-process.js <address>
  * <taskQueue> <port> <key>`. The key may submit for every tenant; no rate limit; answers 'stats' (process-stats.ts).
  */
-import { Redeliver } from '../src/client';
+import { Redeliver } from '../src/client/index';
 import { startApiServer } from '../src/api/server';
 import { apiSettingsFromEnv } from '../src/config/api';
 import { answerStats } from './process-stats';

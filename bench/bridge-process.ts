@@ -7,7 +7,7 @@
  */
 import { Bridge } from '../src/bridge/bridge';
 import type { BridgeConfigInput } from '../src/bridge/types';
-import { Redeliver } from '../src/client';
+import { Redeliver } from '../src/client/index';
 import type { MqttCredential } from '../src/transports/mqtt-credentials';
 import { validateBridgeConfig } from '../src/validation/bridge';
 import { answerStats } from './process-stats';

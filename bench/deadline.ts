@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Redeliver } from '../src/client';
+import { Redeliver } from '../src/client/index';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
 import type { DeliveryInput, DeliveryResult, MessageKind } from '../src/delivery/types';
 import type { Priority } from '../src/endpoints/priority';

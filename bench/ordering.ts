@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { Redeliver } from '../src/client';
+import { Redeliver } from '../src/client/index';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
 import { orderingWorkflowId } from '../src/contract';
 import type { DeliveryInput } from '../src/delivery/types';

@@ -6,7 +6,7 @@
  * process, so that its work does not delay the sink's clock in the benchmark's process.
  */
 import { Client, Connection } from '@temporalio/client';
-import { Redeliver } from '../src/client';
+import { Redeliver } from '../src/client/index';
 import { benchMessage } from './volume-message';
 import { answerStats } from './process-stats';
 

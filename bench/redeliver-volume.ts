@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Redeliver } from '../src/client';
+import { Redeliver } from '../src/client/index';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
 import { forkWorkerProcess, mb, quantile, round, startWorkerProcess, waitForCount, type BenchServer, type WorkerProcess } from './harness';
 import { benchMessage } from './volume-message';

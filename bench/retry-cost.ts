@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { Redeliver } from '../src/client';
+import { Redeliver } from '../src/client/index';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
 import { round, startWorkerProcess, type BenchServer } from './harness';
 

@@ -3,10 +3,10 @@
  * slower than the attempt timeout), then the checks that nothing was lost — every delivery ended in
  * exactly one outcome, the receiver holds every delivered message id and no id that was not submitted,
  * and whatever it holds twice is explained by an answer the client had given up on. Run small by
- * test/durability/soak.test.ts (in CI) and large by bench/soak.ts.
+ * test/integration/durability/soak.test.ts (in CI) and large by bench/soak.ts.
  */
 import type { Client } from '@temporalio/client';
-import type { DeliveryHandle, Redeliver } from '../src/client';
+import type { DeliveryHandle, Redeliver } from '../src/client/index';
 import { DeliveryControlError } from '../src/errors';
 import { statusQuery } from '../src/contract';
 import type { DeliveryInput, DeliveryResult, Outcome } from '../src/delivery/types';

@@ -1,5 +1,5 @@
 /**
- * The soak test's larger run (test/durability/soak.test.ts runs 2,000 in CI):
+ * The soak test's larger run (test/integration/durability/soak.test.ts runs 2,000 in CI):
  *
  *   npx tsc -p bench/tsconfig.json && node dist-bench/bench/soak.js [--deliveries 20000] [--seed bench-soak-1]
  *
@@ -12,7 +12,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import path from 'node:path';
-import { Redeliver } from '../src/client';
+import { Redeliver } from '../src/client/index';
 import { TEMPORAL_CLI_VERSION } from '../src/dev/temporal-cli';
 import { createWorker, installRuntime, runtimeSettingsFromEnv, runWorker } from '../src/worker';
 import { startReceiver } from '../test/support/receiver';

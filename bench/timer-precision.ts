@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Redeliver } from '../src/client';
+import { Redeliver } from '../src/client/index';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
 import { retryTiming } from '../test/support/histories';
 import { pool, quantile, round, startWorkerProcess, type BenchServer } from './harness';

@@ -12,12 +12,12 @@ export {
   type EndpointView,
   type RedeliverOptions,
   type RedriveReport,
-} from './client';
-export { Batcher, type BatcherOptions, type BatchReceipt } from './batcher';
-export { BatchHandle, BatchSubmission, MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, type MessageOutcome } from './batches';
+} from './client/index';
+export { Batcher, type BatcherOptions, type BatchReceipt } from './batching/batcher';
+export { BatchHandle, BatchSubmission, MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, type MessageOutcome } from './batching/batches';
 export type { BatchResult, MessageDisposition, MessageResult, OrderingStatus, Place } from './contract';
-export { Subscriptions, SubscriptionHandle, type SubscriptionsOptions, type SubscriptionSummary } from './subscriptions';
-export { OrderingKeys } from './ordering-keys';
+export { Subscriptions, SubscriptionHandle, type SubscriptionsOptions, type SubscriptionSummary } from './client/subscriptions';
+export { OrderingKeys } from './starter/ordering-keys';
 export {
   RedeliverError,
   InvalidInputError,
@@ -68,7 +68,7 @@ export type { SecretTenantsLookup, SecretUse } from './validation/secret-tenants
 export type { BackoffPolicy, BackoffPolicyInput, Jitter } from './policy/types';
 export type { ClassOverrides, ErrorClass, Verdict } from './classify/types';
 export type { EndpointDowntimeReport, EndpointStatus, TimelineBucket } from './endpoints/types';
-export { EndpointHandle } from './endpoint-handle';
+export { EndpointHandle } from './client/endpoint-handle';
 export type { Bound, EndpointControl, EndpointSettings, EndpointSettingsInput } from './endpoints/controls';
 export type {
   CommandCounts,

@@ -9,16 +9,16 @@ import {
   type MessageDisposition,
   type MessageResult,
 } from '../contract';
-import { DeliveryStarter } from '../delivery-starter';
+import { DeliveryStarter } from '../starter/delivery-starter';
 import type { Delivery } from '../delivery/types';
 import { mostUrgent } from '../endpoints/priority';
 import { savedHeartbeat } from '../temporal/sdk-adapter';
 import { planSends, sendPlanned, type PlannedSend } from './batch-requests';
 import { activityClock, type AttemptResult, type RequestAttempt } from './deliver';
-import type { EndpointAdmission } from './admission';
-import { SendLanes } from './send-lanes';
+import type { EndpointAdmission } from '../worker-services/admission';
+import { SendLanes } from '../worker-services/send-lanes';
 import { forEachBoundedByKey } from '../concurrency/pool';
-import { SUBMISSION_UNCHECKED, type SubmissionCheck } from './submission-check';
+import { SUBMISSION_UNCHECKED, type SubmissionCheck } from '../worker-services/submission-check';
 
 /** First attempts in flight at once to one endpoint (host:port), and in all, across the batches a worker runs (send-lanes.ts). */
 export const BATCH_ENDPOINT_CONCURRENCY = 32;

@@ -14,12 +14,12 @@ import { isMqttTarget, type Delivery, type HttpTarget, type MqttTarget } from '.
 import { arrivalProfile } from '../endpoints/recording';
 import type { AttemptOutcome } from '../endpoints/types';
 import { expiresAt } from '../delivery/summary';
-import type { EndpointAdmission } from './admission';
+import type { EndpointAdmission } from '../worker-services/admission';
 import { sendHttp, type HttpAttempt, type HttpRequest } from '../transports/http';
 import { createMqttPool, type MqttPool, type MqttPublish } from '../transports/mqtt';
 import { signRequest, signingSecretsFromEnvironment, webhookIdOf, type Signing, type SigningSecretResolver } from '../transports/signing';
 import { savedHeartbeat } from '../temporal/sdk-adapter';
-import { passLimits } from './limits';
+import { passLimits } from '../worker-services/limits';
 import { heldUntil, limitsVerdict } from '../delivery/limits-verdict';
 
 /** The headers every attempt carries: the stable message id lets a receiver deduplicate retries. */

@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
 import type { Dispatcher } from 'undici';
-import type { EndpointAdmission } from './admission';
+import type { EndpointAdmission } from '../worker-services/admission';
 import type { RetryBudget } from '../endpoints/budget';
-import type { EndpointReporter } from './endpoint-reporter';
+import type { EndpointReporter } from '../worker-services/endpoint-reporter';
 import { createMqttPool, type MqttPool } from '../transports/mqtt';
 import type { SigningSecretResolver } from '../transports/signing';
 import type { OperatorEvents } from '../config/operator-events';
@@ -12,7 +12,7 @@ import { createAttempt, createDeliverActivities, createRequestAttempt, type Atte
 import { createProgressActivities } from './progress';
 import { createEventActivities } from './operational-events';
 import { createOrderingActivities } from './ordering';
-import { submissionCheck } from './submission-check';
+import { submissionCheck } from '../worker-services/submission-check';
 import { createRetryActivities } from './retry';
 import { createSubscriptionActivities } from './subscription';
 

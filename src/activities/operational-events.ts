@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { OperatorEvents } from '../config/operator-events';
-import { DeliveryStarter } from '../delivery-starter';
+import { DeliveryStarter } from '../starter/delivery-starter';
 import { OPERATOR_TENANT } from '../delivery/ids';
 import type { Delivery } from '../delivery/types';
 import { envelopeOf, type OperationalEvent } from '../endpoints/operational-events';

@@ -9,9 +9,9 @@ import { FAILURE_TYPES } from '../classify/classify';
 import { attemptFailure, attemptFailureDetails, type RetryEnd, type RetryInput, type RetryProgress, waitingFailure } from '../contract';
 import { savedHeartbeat } from '../temporal/sdk-adapter';
 import { activityClock, lostAttempt, type AttemptResult } from './deliver';
-import type { EndpointAdmission } from './admission';
-import { passLimits, type LimitsPassed } from './limits';
-import { SUBMISSION_UNCHECKED, type SubmissionCheck } from './submission-check';
+import type { EndpointAdmission } from '../worker-services/admission';
+import { passLimits, type LimitsPassed } from '../worker-services/limits';
+import { SUBMISSION_UNCHECKED, type SubmissionCheck } from '../worker-services/submission-check';
 /** An attempt that starts this close to its planned time goes out (server timers fire a little early or late). */
 const ON_TIME_MS = 50;
 

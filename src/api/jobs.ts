@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redeliver, RedriveReport } from '../client';
+import type { Redeliver, RedriveReport } from '../client/index';
 import type { DeliveryFilter } from '../delivery/filter';
 import type { ApiKey } from './keys';
 

@@ -1,5 +1,5 @@
 import type { IPublishPacket, MqttClient } from 'mqtt';
-import type { Batcher } from '../batcher';
+import type { Batcher } from '../batching/batcher';
 import { classify, type Classification, type TransportOutcome } from '../classify';
 import { OPERATOR_TENANT } from '../delivery/ids';
 import type { DeliveryInput } from '../delivery/types';

@@ -1,4 +1,4 @@
-import type { BatcherOptions } from '../batcher';
+import type { BatcherOptions } from '../batching/batcher';
 import type { MqttTls } from '../transports/mqtt';
 import type { MessageMapping } from './message';
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { Redeliver, type ConnectOptions } from '../client';
+import { Redeliver, type ConnectOptions } from '../client/index';
 
 export interface ConnectionFlags {
   address?: string;

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { DeliveryHandle } from '../client';
+import type { DeliveryHandle } from '../client/index';
 import type { DeliveryStatus } from '../delivery/types';
 import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
 import { emit } from './output';

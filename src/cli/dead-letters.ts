@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { DEAD_LETTER_STATES } from '../delivery/filter';
 import { targetInWords } from '../delivery/summary';
-import type { DeliverySummary } from '../client';
+import type { DeliverySummary } from '../client/index';
 import type { DeliveryResult } from '../delivery/types';
 import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
 import { filterFromFlags, withFilterFlags, type FilterFlags } from './filter-flags';

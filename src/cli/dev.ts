@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { Redeliver } from '../client';
+import { Redeliver } from '../client/index';
 import { startDevServer } from '../dev/dev-server';
 import { projectRoot } from '../dev/temporal-cli';
 import { runDemo } from '../demo/demo';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { EndpointControl, EndpointSettingsChange } from '../endpoints/controls';
 import { checkSettingsChange, DEFAULT_PROBE_EVERY_MS, limitsInWords, limitsOf, NO_LIMITS } from '../endpoints/controls';
-import type { EndpointHandle } from '../endpoint-handle';
+import type { EndpointHandle } from '../client/endpoint-handle';
 import { DEFAULT_PRIORITY } from '../endpoints/priority';
 import { formatDuration } from '../policy/duration';
 import { InvalidInputError, type Problem } from '../errors';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { EndpointView } from '../client';
+import type { EndpointView } from '../client/index';
 import { humanDuration } from '../delivery/summary';
 import { endpointTimelineFigure } from '../plot/endpoints';
 import type { EndpointDowntimeReport } from '../endpoints/types';

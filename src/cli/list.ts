@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { DeliverySummary } from '../client';
+import type { DeliverySummary } from '../client/index';
 import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
 import { filterFromFlags, withFilterFlags, type FilterFlags } from './filter-flags';
 import { wholeNumberFlag } from './number-flags';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { checkBatchId, MAX_BATCH_MESSAGES, planSubmission, type BatchOptions, type PlannedBatch } from '../batches';
-import type { Redeliver } from '../client';
+import { checkBatchId, MAX_BATCH_MESSAGES, planSubmission, type BatchOptions, type PlannedBatch } from '../batching/batches';
+import type { Redeliver } from '../client/index';
 import type { DeliveryInput, Outcome } from '../delivery/types';
 import { InvalidInputError, type Problem } from '../errors';
 import { validateDeliveries } from '../validation/delivery';

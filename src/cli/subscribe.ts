@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { humanDuration } from '../delivery/summary';
 import { InvalidInputError } from '../errors';
 import type { SubscriptionInput, SubscriptionResult, SubscriptionStatus } from '../subscription/types';
-import { Subscriptions } from '../subscriptions';
+import { Subscriptions } from '../client/subscriptions';
 import { connect, withConnectionFlags, type ConnectionFlags } from './connection';
 import { emit } from './output';
 

@@ -6,7 +6,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { retryProgressOf } from '../activities/progress';
-import type { DeliveryMemo } from '../delivery-start';
+import type { DeliveryMemo } from '../starter/delivery-start';
 import { humanDuration, waitingSummary } from '../delivery/summary';
 import type { DeliveryResult, DeliveryStatus } from '../delivery/types';
 import { isEncryptedValue, type EncryptedValue } from '../encryption/codec';

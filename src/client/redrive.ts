@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { forEachBounded } from '../concurrency/pool';
-import type { DeliveryMemo } from '../delivery-start';
-import type { DeliveryStarter } from '../delivery-starter';
+import type { DeliveryMemo } from '../starter/delivery-start';
+import type { DeliveryStarter } from '../starter/delivery-starter';
 import { DEAD_LETTER_STATES, type DeadLetterState, type DeliveryFilter } from '../delivery/filter';
 import { DeliveryControlError } from '../errors';
 import { DeliveryState, type DeliveryWorkflow } from '../contract';

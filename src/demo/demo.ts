@@ -1,4 +1,4 @@
-import type { DeliveryHandle, Redeliver } from '../client';
+import type { DeliveryHandle, Redeliver } from '../client/index';
 import type { DeliveryInput } from '../delivery/types';
 import { startFlakyEndpoint } from './flaky-endpoint';
 

@@ -6,7 +6,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Redeliver } from '../client';
+import type { Redeliver } from '../client/index';
 import { endpointWorkflowId, tenantEventsWorkflowId } from '../contract';
 import { startFlakyEndpoint } from '../demo/flaky-endpoint';
 import { historyFileText } from '../temporal/sdk-adapter';

@@ -5,7 +5,7 @@
  */
 import { writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Redeliver } from '../client';
+import { Redeliver } from '../client/index';
 import { endpointWorkflowId } from '../contract';
 import type { DeliveryInput } from '../delivery/types';
 import { startFlakyEndpoint } from '../demo/flaky-endpoint';

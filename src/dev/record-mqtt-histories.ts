@@ -11,7 +11,7 @@ import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import mqtt from 'mqtt';
-import { Subscriptions } from '../subscriptions';
+import { Subscriptions } from '../client/subscriptions';
 import { historyFileText } from '../temporal/sdk-adapter';
 
 export const SUBSCRIPTION_SCENARIOS = ['subscription-commands', 'subscription-broker-away'] as const;

@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { DeliveryHandle, Redeliver } from '../client';
+import type { DeliveryHandle, Redeliver } from '../client/index';
 import { orderingWorkflowId } from '../contract';
 import type { DeliveryInput } from '../delivery/types';
 import { historyFileText } from '../temporal/sdk-adapter';

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { batcherSettings, type BatcherOptions } from '../batcher';
+import { batcherSettings, type BatcherOptions } from '../batching/batcher';
 import { HONO_LAYOUT, HONO_UPSTREAM_FILTERS, kindsOfFilter } from '../bridge/topics';
 import type { BridgeConfig, BridgeConfigInput } from '../bridge/types';
 import type { DeliveryInput, MessageKind } from '../delivery/types';

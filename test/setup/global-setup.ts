@@ -22,7 +22,7 @@ export default async function globalSetup(globalConfig: Config.GlobalConfig): Pr
     port: await freePort(),
     uiPort: null,
     // the suite's server keeps Temporal's default matcher; the fairness tests start one of their own with it on
-    // (test/endpoints/fairness.test.ts). With the new matcher here, two loaded full runs failed tests that time
+    // (test/integration/endpoints/fairness.test.ts). With the new matcher here, two loaded full runs failed tests that time
     // retries (a 1.5 s gap for 1.4 s, 137 retries in 10 s for 120) and saw gRPC retries outlive their connection
     // ("Channel has been shut down"); not traced further, so it stays off where it was not measured.
     fairness: false,
@@ -45,7 +45,7 @@ export default async function globalSetup(globalConfig: Config.GlobalConfig): Pr
   (globalThis as { __temporal?: typeof server }).__temporal = server;
 }
 
-/** Whether test/cluster/ is in the run: the integration tier is (`--selectProjects` names it, or none) and the paths asked for match it. */
+/** Whether test/integration/cluster/ is in the run: the integration tier is (`--selectProjects` names it, or none) and the paths asked for match it. */
 function runsClusterTests(globalConfig: Config.GlobalConfig): boolean {
   const select = process.argv.indexOf('--selectProjects');
   if (select >= 0 && !process.argv.slice(select + 1).includes('integration')) return false;

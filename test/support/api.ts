@@ -1,4 +1,4 @@
-import type { Redeliver } from '../../src/client';
+import type { Redeliver } from '../../src/client/index';
 import { startApiServer, type AccessLogEntry, type ApiServer } from '../../src/api/server';
 import { apiSettingsFromEnv } from '../../src/config/api';
 

@@ -4,7 +4,7 @@ import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-w
 import { tsToMs } from '@temporalio/common/lib/time';
 import type { temporal } from '@temporalio/proto';
 import type { CarriedState, DeliveryWorkflowInput, RetryEnd, RetryInput, RetryProgress } from '../../src/contract';
-import type { DeliveryHandle } from '../../src/client';
+import type { DeliveryHandle } from '../../src/client/index';
 
 type History = temporal.api.history.v1.IHistory;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;

@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, makeTelemetryFilterString, Runtime, type Worker } from '@temporalio/worker';
-import { Redeliver } from '../../src/client';
+import { Redeliver } from '../../src/client/index';
 import { encryptingDataConverter } from '../../src/encryption/data-converter';
 import type { KeyRing } from '../../src/encryption/keys';
 import { DEFAULT_RETRY_BUDGET, type RetryBudgetOptions } from '../../src/endpoints/budget';
-import type { EndpointReporter } from '../../src/activities/endpoint-reporter';
+import type { EndpointReporter } from '../../src/worker-services/endpoint-reporter';
 import type { AddressGuard } from '../../src/transports/address-guard';
 import type { MqttPool } from '../../src/transports/mqtt';
 import type { SigningSecretResolver } from '../../src/transports/signing';
 import { NO_LIMITS, type EndpointLimits } from '../../src/endpoints/controls';
 import { createWorker, runWorker } from '../../src/worker';
-import { partsOf } from '../../src/worker-parts';
+import { partsOf } from '../../src/worker-services/worker-parts';
 
 let runtimeInstalled = false;
 

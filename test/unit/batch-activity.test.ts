@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createBatchActivities, type BatchDeps } from '../../src/activities/batch';
 import type { AttemptResult } from '../../src/activities/deliver';
-import { SUBMISSION_UNCHECKED } from '../../src/activities/submission-check';
+import { SUBMISSION_UNCHECKED } from '../../src/worker-services/submission-check';
 import { validateDelivery } from '../../src/validation/delivery';
 
 // A batch's activity with its sends and starts recorded, not made: what it does when the submission check fails

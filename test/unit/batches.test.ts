@@ -1,10 +1,10 @@
-import { MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, batchBounds, checkBatchId, planBatches, planSubmission } from '../../src/batches';
+import { MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, batchBounds, checkBatchId, planBatches, planSubmission } from '../../src/batching/batches';
 import type { Delivery } from '../../src/delivery/types';
 import { InvalidInputError } from '../../src/errors';
 import { storedBytes } from '../../src/validation/limits';
 import { validateDelivery } from '../../src/validation/delivery';
 
-// How a set of messages is cut into batches before anything starts (src/batches.ts, docs/batches.md)
+// How a set of messages is cut into batches before anything starts (src/batching/batches.ts, docs/batches.md)
 
 const NOW = Date.parse('2026-11-23T10:00:00Z');
 const message = (n: number, extra: Record<string, unknown> = {}): Delivery =>

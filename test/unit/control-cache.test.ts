@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { ControlCache } from '../../src/activities/control-cache';
+import { ControlCache } from '../../src/worker-services/control-cache';
 import type { EndpointControl } from '../../src/endpoints/controls';
 
 /*

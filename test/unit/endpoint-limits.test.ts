@@ -1,5 +1,5 @@
-import { EndpointAdmission, IN_FLIGHT, RATE } from '../../src/activities/admission';
-import { Breaker } from '../../src/activities/breaker';
+import { EndpointAdmission, IN_FLIGHT, RATE } from '../../src/worker-services/admission';
+import { Breaker } from '../../src/worker-services/breaker';
 import { applySettings, checkSettingsChange, limitsOf, parseRate } from '../../src/endpoints/controls';
 
 // Per-endpoint limits: the settings an operator gives, and how one worker applies its share of them.

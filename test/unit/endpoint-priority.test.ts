@@ -1,6 +1,6 @@
-import { EndpointAdmission, NO_ROOM, RATE, type Admission } from '../../src/activities/admission';
-import { passLimits } from '../../src/activities/limits';
-import { RankedQueue } from '../../src/activities/ranked-queue';
+import { EndpointAdmission, NO_ROOM, RATE, type Admission } from '../../src/worker-services/admission';
+import { passLimits } from '../../src/worker-services/limits';
+import { RankedQueue } from '../../src/worker-services/ranked-queue';
 import { checkSettingsChange } from '../../src/endpoints/controls';
 import { mostUrgent, RankedCells, rankOf, type Priority } from '../../src/endpoints/priority';
 import type { MessageKind } from '../../src/policy/types';

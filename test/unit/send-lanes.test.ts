@@ -3,7 +3,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { BATCH_ENDPOINT_CONCURRENCY, createBatchActivities, type BatchDeps } from '../../src/activities/batch';
 import type { AttemptResult } from '../../src/activities/deliver';
 import type { BatchResult } from '../../src/contract';
-import { SendLanes } from '../../src/activities/send-lanes';
+import { SendLanes } from '../../src/worker-services/send-lanes';
 import type { Delivery } from '../../src/delivery/types';
 import { validateDelivery } from '../../src/validation/delivery';
 

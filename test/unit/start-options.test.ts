@@ -1,5 +1,5 @@
 import type { SearchAttributePair } from '@temporalio/common';
-import { deliveryStart, fairnessKeyOf } from '../../src/delivery-start';
+import { deliveryStart, fairnessKeyOf } from '../../src/starter/delivery-start';
 import { validateDelivery } from '../../src/validation/delivery';
 import { validateSubscription } from '../../src/validation/subscription';
 import { deliveryStartOptions, endpointStartOptions, SEARCH_ATTRIBUTES, subscriptionStartOptions } from '../../src/contract';

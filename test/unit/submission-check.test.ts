@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { submissionCheck, SUBMISSION_UNCHECKED } from '../../src/activities/submission-check';
+import { submissionCheck, SUBMISSION_UNCHECKED } from '../../src/worker-services/submission-check';
 import { createRetryActivities } from '../../src/activities/retry';
 import { type RetryEnd, type RetryProgress } from '../../src/contract';
 import type { AttemptResult } from '../../src/activities/deliver';

@@ -1,9 +1,9 @@
 import type { Client } from '@temporalio/client';
-import { EndpointReporter } from '../../src/activities/endpoint-reporter';
+import { EndpointReporter } from '../../src/worker-services/endpoint-reporter';
 import { TenantDeadLetters, type TenantReport } from '../../src/endpoints/tenant-events';
 import type { EndpointReport } from '../../src/endpoints/types';
 
-// A worker's reports of a tenant's dead letters (src/activities/endpoint-reporter.ts) reach the tenant's
+// A worker's reports of a tenant's dead letters (src/worker-services/endpoint-reporter.ts) reach the tenant's
 // workflow (src/workflows/tenant-events.ts) counted once, though a report whose answer was lost goes again.
 
 const T0 = Date.parse('2026-11-23T12:00:00Z');

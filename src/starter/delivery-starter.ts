@@ -1,0 +1,115 @@
+import {
+  WorkflowExecutionAlreadyStartedError,
+  type Client,
+  type WorkflowHandle,
+  type WorkflowHandleWithFirstExecutionRunId,
+} from '@temporalio/client';
+import { ConfigError } from '../config/errors';
+import { deliveryStart, fingerprintOf, type DeliveryMemo, type DeliveryStart } from './delivery-start';
+import type { Delivery } from '../delivery/types';
+import { isEncryptedValue } from '../encryption/codec';
+import { ConflictError } from '../errors';
+import type { DeliveryWorkflow, Place } from '../contract';
+import { OrderingKeys } from './ordering-keys';
+import { startRequestId } from '../temporal/sdk-adapter';
+
+/*
+ * The one way a delivery's workflow is started from outside a workflow: a submit and a redrive (the client), a
+ * batch handing a message over to its own delivery, an operational event. Its options (id, memo and fingerprint,
+ * search attributes, fairness key) come from deliveryStart; an id already started is never an error here, it is
+ * `created: false` with a handle on the one that exists. An ordered delivery takes its place on its key before it
+ * starts and tells the key once it has (docs/ordering.md). A command's response is started by its subscription's
+ * workflow as a child, with the same id, title and search attributes (workflows/start-options).
+ */
+
+/** How to start: everything of DeliveryStart but what the starter knows (task queue, history limit). */
+export type StartHow = Partial<Omit<DeliveryStart, 'taskQueue' | 'historyLimit'>>;
+
+/** A delivery's workflow as a start left it: started by it (`created`, from the run it made), or one that was there already. */
+export type Started =
+  | { workflow: WorkflowHandleWithFirstExecutionRunId<DeliveryWorkflow>; created: true }
+  | { workflow: WorkflowHandle<DeliveryWorkflow>; created: false };
+
+export class DeliveryStarter {
+  constructor(
+    private readonly client: Client,
+    readonly taskQueue: string,
+    private readonly historyLimit?: number,
+    /** The client's own, when it has one: concurrent submits on a key share its round trips. */
+    readonly ordering: OrderingKeys = new OrderingKeys(client, taskQueue),
+  ) {}
+
+  /** Starts the delivery's workflow (REJECT_DUPLICATE unless told); one of that id running or kept: `created` false. */
+  async start(delivery: Delivery, how: StartHow = {}): Promise<Started> {
+    const { historyLimit } = this;
+    const options = deliveryStart(delivery, {
+      ...how,
+      taskQueue: this.taskQueue,
+      reuse: how.reuse ?? 'REJECT_DUPLICATE',
+      ...(historyLimit && { historyLimit }),
+    });
+    try {
+      const workflow = await this.client.workflow.start<DeliveryWorkflow>('deliveryWorkflow', {
+        ...options,
+        // a redrive's start is deduplicated by the server against the dead letter's run (see redriveRequestId)
+        ...(how.redrive && startRequestId(redriveRequestId(how.redrive.of))),
+      });
+      return { workflow, created: true as const };
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      return { workflow: this.client.workflow.getHandle<DeliveryWorkflow>(delivery.deliveryId), created: false as const };
+    }
+  }
+
+  /**
+   * The ordering hand-shake around a start: an ordered delivery takes its place on its key first (a key that is
+   * full starts nothing; a redrive's place is at the head of the key it stopped), and once started, its key may
+   * give it its turn. `place`: the one taken, for a caller that must give it back.
+   */
+  async startInTurn(delivery: Delivery, how: Omit<StartHow, 'place'> = {}): Promise<Started & { place: Place | null }> {
+    const place = delivery.orderingKey === undefined ? null : await this.ordering.take(delivery, { ...(how.redrive && { redrive: true }) });
+    const started = await this.start(delivery, { ...how, ...(place && { place }) });
+    if (place && started.created) await this.ordering.started([{ delivery, behind: place.behind }]);
+    return { ...started, place };
+  }
+
+  /**
+   * A submit: started in its turn; a message id submitted again is the existing delivery if it is the same message
+   * (its fingerprint), refused naming messageId if not.
+   */
+  async submit(delivery: Delivery): Promise<Started> {
+    const { place, ...started } = await this.startInTurn(delivery);
+    if (!started.created) await this.resubmitted(delivery, started.workflow, place);
+    return started;
+  }
+
+  /** A message id submitted again: refused (naming messageId) unless it is the same message. */
+  private async resubmitted(delivery: Delivery, workflow: WorkflowHandle, place: Place | null): Promise<void> {
+    const description = await workflow.describe();
+    const existing = (description.memo as unknown as DeliveryMemo | undefined)?.fingerprint;
+    // a place taken just now for a delivery that exists goes back, unless that one runs and holds it (the same message)
+    const holds = description.status.name === 'RUNNING' && existing === fingerprintOf(delivery);
+    if (place && !place.existing && !holds) await this.ordering.withdraw(delivery);
+    if (isEncryptedValue(existing)) {
+      const message = `is not set, and ${delivery.deliveryId} exists encrypted: without the keys a resubmit cannot be told from a different message`;
+      throw new ConfigError([{ variable: 'REDELIVER_ENCRYPTION_KEYS', message }]);
+    }
+    if (existing !== undefined && existing !== fingerprintOf(delivery)) {
+      throw new ConflictError(
+        [{ field: 'messageId', message: `${delivery.messageId} was already submitted with a different message or target` }],
+        'delivery',
+      );
+    }
+  }
+}
+
+/**
+ * The request id of every redrive of one dead letter. Temporal's server decides a start under the workflow
+ * id's lock, and replaces the current run only if it is still the one it read (compare and set): a start
+ * whose request id made the current run, running or closed, gets that run back instead of a new one; one
+ * that finds another run running is refused. So while the run a redrive started is the delivery's latest,
+ * any other redrive of the same dead letter, before or after it ended, starts nothing.
+ */
+function redriveRequestId(deadLetterRunId: string): string {
+  return `redrive-of-${deadLetterRunId}`;
+}
