@@ -1,4 +1,5 @@
-import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectClient } from '../temporal/sdk-adapter';
 import { ConfigError, type Environment } from '../config/errors';
 import { clientDefaultsFromEnv, clientSettingsFromEnv, DEFAULT_TASK_QUEUE } from '../config/settings';
 import { AesGcmPayloadCodec } from '../encryption/codec';
@@ -122,12 +123,9 @@ export class Redeliver {
       ...settings.temporal.connectionOptions,
       ...(options.address && { address: options.address }),
     };
-    const connection = options.lazy
-      ? Connection.lazy({
-          ...connectionOptions,
-          interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: options.lazy.attempts }))],
-        })
-      : await Connection.connect(connectionOptions);
+    const connection = await connectClient(
+      options.lazy ? { ...connectionOptions, lazy: true, retryAttempts: options.lazy.attempts } : connectionOptions,
+    );
     const client = new Client({
       connection,
       namespace,

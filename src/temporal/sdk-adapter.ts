@@ -3,7 +3,17 @@
  * (workflow service), the SDK's internal helpers (`@temporalio/client/lib/…`, `@temporalio/common/lib/…`), and
  * the untyped activity heartbeat details. An SDK upgrade that moves one of them breaks here, and nowhere else.
  */
-import type { Client, WorkflowExecutionDescription, WorkflowExecutionInfo, WorkflowService } from '@temporalio/client';
+import * as grpc from '@grpc/grpc-js';
+import {
+  Connection,
+  defaultGrpcRetryOptions,
+  makeGrpcRetryInterceptor,
+  type Client,
+  type ConnectionOptions,
+  type WorkflowExecutionDescription,
+  type WorkflowExecutionInfo,
+  type WorkflowService,
+} from '@temporalio/client';
 import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
 import { InternalWorkflowStartOptionsSymbol } from '@temporalio/client/lib/internal';
 import type { LoadedDataConverter, Payload } from '@temporalio/common';
@@ -123,4 +133,43 @@ export function startRequestId(requestId: string): { [InternalWorkflowStartOptio
  */
 export function historyFileText(history: Parameters<typeof historyToJSON>[0]): string {
   return `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`;
+}
+
+/**
+ * A client connection whose calls never reach its channel once it is closed. The SDK's gRPC retry interceptor
+ * schedules a retry on a plain timer that nothing cancels; a call still retrying when the connection closes
+ * (one its caller stopped waiting for) otherwise fires into the closed channel and throws "Channel has been
+ * shut down" from the timer, an uncaught exception that ends the process. After close, such a retry ends as
+ * CANCELLED instead. `retryAttempts`: the retry interceptor's attempts (default the SDK's).
+ */
+export async function connectClient(options: ConnectionOptions & { lazy?: boolean; retryAttempts?: number } = {}): Promise<Connection> {
+  const { lazy, retryAttempts, ...connectionOptions } = options;
+  let closed = false;
+  const retry = makeGrpcRetryInterceptor(defaultGrpcRetryOptions(retryAttempts === undefined ? {} : { maxAttempts: retryAttempts }));
+  const guard: grpc.Interceptor = (callOptions, nextCall) => new grpc.InterceptingCall(closed ? cancelledCall() : nextCall(callOptions));
+  const withGuard = { ...connectionOptions, interceptors: [retry, ...(connectionOptions.interceptors ?? []), guard] };
+  const connection = lazy ? Connection.lazy(withGuard) : await Connection.connect(withGuard);
+  const close = connection.close.bind(connection);
+  connection.close = async () => {
+    closed = true;
+    await close();
+  };
+  return connection;
+}
+
+/** A call that ends at once, CANCELLED, without a channel: what a retry gets once its connection is closed. */
+type NextCall = ConstructorParameters<typeof grpc.InterceptingCall>[0];
+function cancelledCall(): NextCall {
+  const metadata = new grpc.Metadata();
+  return {
+    start: (_metadata: grpc.Metadata, listener: { onReceiveStatus: (status: grpc.StatusObject) => void }) =>
+      listener.onReceiveStatus({ code: grpc.status.CANCELLED, details: 'the connection was closed', metadata }),
+    cancelWithStatus: () => undefined,
+    getPeer: () => 'closed',
+    sendMessageWithContext: () => undefined,
+    sendMessage: () => undefined,
+    startRead: () => undefined,
+    halfClose: () => undefined,
+    setCredentials: () => undefined,
+  } as unknown as NextCall;
 }

@@ -89,10 +89,17 @@ export interface AttemptTimeline {
    * delivery planned is in no history any more (activities/retry.ts): this is it plus any lateness.
    */
   waits: number[];
+  /**
+   * How far behind the server's time each attempt's own clock was as it ended (activityClock): on a
+   * time-skipping server an activity knows the time only from when it was scheduled, so an attempt that sat
+   * in the task queue decides its next wait from an end this much earlier than the server's.
+   */
+  lags: number[];
 }
 
 export function timeline(attempts: SentAttempt[]): AttemptTimeline {
   const startedAt = attempts.map((a) => a.startedAt);
   const endedAt = attempts.map((a) => a.endedAt);
-  return { startedAt, endedAt, waits: attempts.slice(1).map((a, i) => a.startedAt - endedAt[i]!) };
+  const lags = attempts.map((a) => Math.max(0, a.endedAt - a.endedAtByActivity));
+  return { startedAt, endedAt, waits: attempts.slice(1).map((a, i) => a.startedAt - endedAt[i]!), lags };
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectClient } from '../../src/temporal/sdk-adapter';
 import { DefaultLogger, makeTelemetryFilterString, Runtime, type Worker } from '@temporalio/worker';
 import { Redeliver } from '../../src/client/index';
 import { encryptingDataConverter } from '../../src/encryption/data-converter';
@@ -72,7 +73,7 @@ export async function startHarness(address = testAddress(), options: HarnessOpti
   const worker = await createTestWorker(address, taskQueue, options);
   const running = runWorker(worker);
   const dataConverter = options.encryptionKeys ? encryptingDataConverter(options.encryptionKeys) : undefined;
-  const connection = await Connection.connect({ address });
+  const connection = await connectClient({ address });
   const client = new Client({ connection, ...(dataConverter && { dataConverter }) });
   const { mqtt, reporter } = partsOf(worker)!;
   return {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectClient } from '../../../src/temporal/sdk-adapter';
 import { Redeliver } from '../../../src/client/index';
 import type { DeliveryInput } from '../../../src/delivery/types';
 import { partsOf } from '../../../src/worker-services/worker-parts';
@@ -203,7 +204,7 @@ test("a key of some tenants: changes are 403 (they hold every tenant's deliverie
 });
 
 test('no worker to apply a change: 503 with Retry-After, saying so, within the wait', async () => {
-  const connection = await Connection.connect({ address: testAddress() });
+  const connection = await connectClient({ address: testAddress() });
   const taskQueue = `no-worker-${randomUUID()}`;
   const lonely = await startApi(new Redeliver(new Client({ connection }), { taskQueue }), [
     { key: KEYS.all, tenants: ['*'], roles: ROLES },

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { get } from 'node:https';
 import { connect, type Socket } from 'node:net';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { connectClient } from '../../../src/temporal/sdk-adapter';
 import { Redeliver } from '../../../src/client/index';
 import { callApi, startApi, type TestApi } from '../../support/api';
 import { freePort } from '../../support/ports';
@@ -29,7 +30,7 @@ const start = async (env: Record<string, string> = {}, on = redeliver) => {
 };
 
 beforeAll(async () => {
-  connection = await Connection.connect({ address: testAddress() });
+  connection = await connectClient({ address: testAddress() });
   redeliver = new Redeliver(new Client({ connection }), { taskQueue: `api-server-${randomUUID()}` });
 });
 afterAll(async () => {

@@ -3,7 +3,8 @@
  * submit resolved once its batch is started, or rejected with why.
  */
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectClient } from '../../../src/temporal/sdk-adapter';
 import { batchWorkflowId } from '../../../src/contract';
 import type { BatchReceipt } from '../../../src/batching/batcher';
 import { Redeliver } from '../../../src/client/index';
@@ -119,7 +120,7 @@ test('bad input rejects only its own submit, naming the field; a message id pend
 
 test('a batch whose start fails rejects its submits with the reason, and nothing is sent', async () => {
   // a namespace the server does not have: the start is refused, as a real misconfiguration would be
-  const connection = await Connection.connect({ address: testAddress() });
+  const connection = await connectClient({ address: testAddress() });
   try {
     const nowhere = new Redeliver(new Client({ connection, namespace: `missing-${randomUUID()}` }), { taskQueue: env.h.taskQueue });
     const batcher = nowhere.batcher({ linger: 10 });

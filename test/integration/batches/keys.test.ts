@@ -3,7 +3,8 @@
  * batch submitted with them keeps its messages out of Temporal in plain text.
  */
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { connectClient } from '../../../src/temporal/sdk-adapter';
 import { Redeliver } from '../../../src/client/index';
 import { startFlakyEndpoint, type FlakyEndpoint } from '../../../src/demo/flaky-endpoint';
 import type { DeliveryInput } from '../../../src/delivery/types';
@@ -25,7 +26,7 @@ beforeAll(async () => {
   [keyed, endpoint, connection] = await Promise.all([
     startHarness(testAddress(), { encryptionKeys: RING }),
     startFlakyEndpoint(),
-    Connection.connect({ address: testAddress() }),
+    connectClient({ address: testAddress() }),
   ]);
 });
 afterAll(async () => {

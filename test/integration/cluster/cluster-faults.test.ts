@@ -5,7 +5,8 @@
  * restarted while producers submit. Lateness is quoted on stderr; the bounds only catch a wait that never fires.
  */
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, ServiceError } from '@temporalio/client';
+import { Client, type Connection, ServiceError } from '@temporalio/client';
+import { connectClient } from '../../../src/temporal/sdk-adapter';
 import { Redeliver, type DeliveryHandle } from '../../../src/client/index';
 import { startService, stopService } from '../../../src/cluster/cluster';
 import type { DeliveryInput, DeliveryResult } from '../../../src/delivery/types';
@@ -36,7 +37,7 @@ beforeAll(async () => {
   // a worker process of its own, as in production (the endpoint shares this process with the test); no retry
   // budget: hundreds of waits ending within seconds of each other would be held back by it on purpose
   worker = spawnWorker({ address: cluster.address, taskQueue, env: { REDELIVER_RETRY_BUDGET: 'off' } });
-  [receiver, connection] = await Promise.all([startReceiver(), Connection.connect({ address: cluster.address }), worker.ready]);
+  [receiver, connection] = await Promise.all([startReceiver(), connectClient({ address: cluster.address }), worker.ready]);
   client = new Client({ connection });
   redeliver = new Redeliver(client, { taskQueue });
   // these tests script the endpoint's failures themselves, hundreds at once: the circuit breaker would hold

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectClient } from '../../../src/temporal/sdk-adapter';
 import { Redeliver } from '../../../src/client/index';
 import type { DeliveryInput } from '../../../src/delivery/types';
 import { useHarnessAndReceiver } from '../../support/setup';
@@ -11,7 +12,7 @@ const env = useHarnessAndReceiver();
 test('50 concurrent submits of the same message id, from 5 producers: one workflow, one delivery', async () => {
   const { h, receiver } = env;
   // five producers with connections of their own, ten submits each, all at once
-  const connections = await Promise.all(Array.from({ length: 5 }, () => Connection.connect({ address: testAddress() })));
+  const connections = await Promise.all(Array.from({ length: 5 }, () => connectClient({ address: testAddress() })));
   const producers = connections.map((connection) => new Redeliver(new Client({ connection }), { taskQueue: h.taskQueue }));
   receiver.route('/once', ({ nth }) => (nth === 1 ? { status: 503 } : { status: 202 }));
   const input: DeliveryInput = {

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { connectClient } from '../../../src/temporal/sdk-adapter';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { Webhook } from 'standardwebhooks';
 import { createEventActivities } from '../../../src/activities/operational-events';
@@ -39,7 +40,7 @@ beforeAll(async () => {
     startReceiver(),
     startReceiver(),
     startReceiver(),
-    Connection.connect({ address: testAddress() }),
+    connectClient({ address: testAddress() }),
   ]);
   ops.route('/ops', () => ({ status: opsDown ? 503 : 202 }));
   app.route('/in', () => ({ status: appDown ? 503 : 202 }));

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { connectClient } from '../../../src/temporal/sdk-adapter';
 import { Webhook } from 'standardwebhooks';
 import { Redeliver } from '../../../src/client/index';
 import type { DeliveryInput } from '../../../src/delivery/types';
@@ -29,7 +30,7 @@ let refusing: Receiver[];
 beforeAll(async () => {
   [ops, connection, ...refusing] = await Promise.all([
     startReceiver(),
-    Connection.connect({ address: testAddress() }),
+    connectClient({ address: testAddress() }),
     ...Array.from({ length: ENDPOINTS }, () => startReceiver()),
   ]);
   ops.route('/ops', () => ({ status: 202 }));

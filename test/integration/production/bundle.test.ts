@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
+import { Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import { connectClient } from '../../../src/temporal/sdk-adapter';
 import { bundleEncryptsFailures } from '../../../src/bundle';
 import { ConfigError } from '../../../src/config';
 import { startFlakyEndpoint, type FlakyEndpoint } from '../../../src/demo/flaky-endpoint';
@@ -53,7 +54,7 @@ describe('a worker with keys on the encrypted bundle', () => {
     });
     await handle.pause('maintenance');
     await expect(handle.pause()).rejects.toThrow('the delivery is already paused');
-    const connection = await Connection.connect({ address: testAddress() });
+    const connection = await connectClient({ address: testAddress() });
     try {
       const raw = new Client({ connection }).workflow.getHandle(handle.deliveryId);
       const refused = await raw.executeUpdate(pauseUpdate, { args: ['again'] }).catch((err: unknown) => err);

@@ -1,7 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectClient } from '../../../src/temporal/sdk-adapter';
 import { Redeliver } from '../../../src/client/index';
 import { ConfigError, clientSettingsFromEnv, workerSettingsFromEnv, type Environment } from '../../../src/config';
 import { parseKeyRing } from '../../../src/encryption/keys';
@@ -432,7 +433,7 @@ describe('validated at start', () => {
   });
 
   test('a Redeliver on a client without the configured keys is refused: it would store plain text', async () => {
-    const connection = await Connection.connect({ address: testAddress() });
+    const connection = await connectClient({ address: testAddress() });
     const saved = process.env.REDELIVER_ENCRYPTION_KEYS;
     try {
       process.env.REDELIVER_ENCRYPTION_KEYS = `k1:${KEY_A}`;

@@ -5,7 +5,8 @@ import { request, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectClient } from '../../../src/temporal/sdk-adapter';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { Redeliver } from '../../../src/client/index';
 import { AesGcmPayloadCodec, CIPHER, ENCRYPTED_ENCODING, KEY_ID_METADATA } from '../../../src/encryption/codec';
@@ -419,7 +420,7 @@ describe('encryption configured on one side only', () => {
   });
 
   test('a worker with keys ends a delivery submitted without them, naming the variable, and sends nothing', async () => {
-    const connection = await Connection.connect({ address: testAddress() });
+    const connection = await connectClient({ address: testAddress() });
     try {
       const keyless = new Redeliver(new Client({ connection }), { taskQueue: keyed.taskQueue });
       const handle = await keyless.submit({
@@ -449,7 +450,7 @@ describe('encryption configured on one side only', () => {
       target: `${endpoint.url}/ok`,
     };
     await (await keyed.redeliver.submit(input)).result();
-    const connection = await Connection.connect({ address: testAddress() });
+    const connection = await connectClient({ address: testAddress() });
     try {
       const keyless = new Redeliver(new Client({ connection, dataConverter: keylessDataConverter() }), { taskQueue: keyed.taskQueue });
       await expect(keyless.submit(input)).rejects.toThrow(

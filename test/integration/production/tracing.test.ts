@@ -3,7 +3,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { connectClient } from '../../../src/temporal/sdk-adapter';
 import type { Worker } from '@temporalio/worker';
 import { bundleHasTracing, buildWorkflowBundle } from '../../../src/bundle';
 import { Redeliver } from '../../../src/client/index';
@@ -33,7 +34,7 @@ describe('a worker with tracing on', () => {
     tracing = createTracing(new SimpleSpanProcessor(exporter), 'redeliver-test');
     [endpoint, clientConnection] = await Promise.all([
       startFlakyEndpoint(),
-      Connection.connect({ address: testAddress() }),
+      connectClient({ address: testAddress() }),
       buildWorkflowBundle(tracingBundle, { tracing: true }),
     ]);
     const options = { taskQueue, workflowBundlePath: tracingBundle, tracing, allowAddresses: ['loopback'], encryptionKeys: null };

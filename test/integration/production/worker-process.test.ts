@@ -5,7 +5,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { connectClient } from '../../../src/temporal/sdk-adapter';
 import { Redeliver } from '../../../src/client/index';
 import { CLI } from '../../support/cli';
 import { freePort } from '../../support/ports';
@@ -110,7 +111,7 @@ let connection: Connection;
 /** A producer: submits to a task queue, runs nothing. */
 const producer = (taskQueue: string) => new Redeliver(new Client({ connection }), { taskQueue });
 beforeAll(async () => {
-  [endpoint, connection] = await Promise.all([startSlowEndpoint(), Connection.connect({ address: testAddress() })]);
+  [endpoint, connection] = await Promise.all([startSlowEndpoint(), connectClient({ address: testAddress() })]);
 });
 afterAll(async () => {
   for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
