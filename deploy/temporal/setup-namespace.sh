@@ -2,7 +2,7 @@
 # Creates redeliver's namespace and its search attributes, once the server answers (run by
 # docker-compose.yml in temporalio/admin-tools, and by `redeliver cluster up` with the project's temporal CLI).
 # Idempotent: what exists is left as it is.
-# REDELIVER_SEARCH_ATTRIBUTES lists Name=Type pairs; the tests check it against src/workflows/definitions.ts.
+# REDELIVER_SEARCH_ATTRIBUTES lists Name=Type pairs; the tests check it against the contract's search attributes.
 set -eu
 : "${TEMPORAL_ADDRESS:?}" "${TEMPORAL_NAMESPACE:?}" "${REDELIVER_SEARCH_ATTRIBUTES:?}"
 
