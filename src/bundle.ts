@@ -5,7 +5,7 @@ import { WORKFLOW_TRACING_MODULE } from './telemetry/tracing';
 
 /** How the tracing interceptors' module is named inside a bundle (webpack keeps module paths). */
 const TRACING_MODULE_ID = 'interceptors-opentelemetry/lib/workflow-interceptors';
-/** … and the failure converter that encrypts failure messages (encryption/failure-converter.ts). */
+/** … and the failure converter that encrypts failure messages (failureConverter). */
 const FAILURE_CONVERTER_ID = 'encryption/failure-converter';
 
 /**

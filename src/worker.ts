@@ -191,7 +191,7 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
     }),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentAttempts ?? settings.maxConcurrentAttempts,
     ...(settings.maxConcurrentWorkflowTasks && { maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTasks }),
-    // SIGTERM: stop polling, let attempts in flight finish for this long, then hand the rest back (activities/deliver.ts)
+    // SIGTERM: stop polling, let attempts in flight finish for this long, then hand the rest back (docs/deploying.md, "Graceful shutdown")
     shutdownGraceTime: options.shutdownGraceTime ?? settings.shutdownGraceMs,
     ...(dataConverter && { dataConverter }),
     ...traced,

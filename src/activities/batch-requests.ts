@@ -101,7 +101,7 @@ function sendOf(group: OpenGroup, deliveries: readonly Delivery[]): PlannedSend 
   };
   const body = format === 'json' ? `[${elements.join(',')}]` : `${elements.join('\n')}\n`;
   const request = { url: target.url, method: target.method, headers, body, timeoutMs: target.timeout };
-  // a batch is one tenant's (batches.ts), and so is each of its requests
+  // a batch is one tenant's (planBatches), and so is each of its requests
   const tenant = deliveries[indexes[0]!]!.tenant;
   const signing = target.signing && { secret: target.signing, id: batchRequestId(indexes.map((i) => deliveries[i]!.deliveryId)), tenant };
   return { indexes, request, ...(signing && { signing }) };

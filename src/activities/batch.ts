@@ -20,10 +20,10 @@ import { SendLanes } from '../worker-services/send-lanes';
 import { forEachBoundedByKey } from '../concurrency/pool';
 import { SUBMISSION_UNCHECKED, type SubmissionCheck } from '../worker-services/submission-check';
 
-/** First attempts in flight at once to one endpoint (host:port), and in all, across the batches a worker runs (send-lanes.ts). */
+/** First attempts in flight at once to one endpoint (host:port), and in all, across the batches a worker runs (SendLanes). */
 export const BATCH_ENDPOINT_CONCURRENCY = 32;
 export const BATCH_CONCURRENCY = 256;
-/** How often a batch's activity heartbeats its progress; its heartbeat timeout (workflows/batch.ts) is a few times this. */
+/** How often a batch's activity heartbeats its progress; its heartbeat timeout (batchWorkflow) is a few times this. */
 export const HEARTBEAT_EVERY_MS = 2_000;
 
 export interface BatchDeps {
@@ -35,7 +35,10 @@ export interface BatchDeps {
   checkSubmission?: SubmissionCheck;
   /** The worker's lanes to endpoints; default lanes of BATCH_ENDPOINT_CONCURRENCY and BATCH_CONCURRENCY for these activities. */
   lanes?: SendLanes;
-  /** The worker's per-endpoint limits over every attempt (activities/admission.ts): a request waits here for its room. */
+  /**
+   * The worker's per-endpoint limits over every attempt (docs/endpoint-health.md, "Limits: every attempt, per
+   * endpoint"): a request waits here for its room.
+   */
   admission?: EndpointAdmission | null;
 }
 
@@ -43,7 +46,7 @@ export interface BatchDeps {
 type BatchProgress = Record<number, MessageResult>;
 
 /**
- * A batch's first attempts (workflows/batch.ts): every message sent once, concurrently but at most
+ * A batch's first attempts (batchWorkflow): every message sent once, concurrently but at most
  * BATCH_ENDPOINT_CONCURRENCY at a time to one endpoint, counting every batch the worker runs (an MQTT
  * broker's over its pooled connection, so QoS 1 PUBLISHes are in flight together). A message that fails
  * becomes its own delivery, started here with that attempt. A worker lost mid-batch: the activity runs again and skips what its last heartbeat had done;
@@ -74,7 +77,7 @@ export function createBatchActivities(deps: BatchDeps) {
         done[i] = { messageId: delivery.messageId, deliveryId: delivery.deliveryId, disposition, code, at, ...(existing && { existing }) };
       };
       const queue = unsent('queued', 'queued');
-      // held or refused at the endpoint (its breaker, a pause, disabled, no room before a deadline): its own delivery, whose first attempt waits or ends (activities/limits.ts)
+      // held or refused at the endpoint (its breaker, a pause, disabled, no room before a deadline): its own delivery, whose first attempt waits or ends (passLimits)
       const held = (code: string) => unsent('handed-over', code);
       const record = async (i: number, result: AttemptResult, startedAt: number, at: number) => {
         const delivery = input.deliveries[i]!;
@@ -86,7 +89,7 @@ export function createBatchActivities(deps: BatchDeps) {
           done[i] = { ...row, disposition: 'handed-over', ...(existing && { existing }) };
         }
       };
-      // a message on its own, or several in one request to an endpoint that takes them so (activities/batch-requests.ts)
+      // a message on its own, or several in one request to an endpoint that takes them so (planSends)
       const send = async (planned: PlannedSend) => {
         const clock = activityClock();
         let startedAt = clock();

@@ -65,7 +65,7 @@ export function mqttPublishOf(delivery: Delivery, target: MqttTarget, attempt: n
 /** What one attempt came to: success, or a failure with its classification. */
 export type AttemptResult = ({ ok: true } & AttemptSuccess) | ({ ok: false } & AttemptFailureDetails);
 
-/** Hears of every attempt sent: endpoint health (activities/endpoint-reporter.ts), and tests that follow attempts in server time. */
+/** Hears of every attempt sent: endpoint health (EndpointReporter), and tests that follow attempts in server time. */
 export interface AttemptListener {
   /**
    * `timeoutMs`: the attempt's timeout as the delivery's producer chose it (`target.timeout`); `tenant`: whose
@@ -99,7 +99,7 @@ export function activityClock(floor = -Infinity): () => number {
 export interface DeliverDeps {
   http: Dispatcher;
   mqtt?: MqttPool;
-  /** Signing secrets by name (transports/signing.ts). Default: the worker's environment, read at every request. */
+  /** Signing secrets by name (README, "Signed requests"). Default: the worker's environment, read at every request. */
   signing?: SigningSecretResolver;
   now?: () => number;
   listener?: AttemptListener;
@@ -109,7 +109,7 @@ export interface DeliverDeps {
 type Exchange = (signal: AbortSignal | undefined) => Promise<{ outcome: TransportOutcome; durationMs: number }>;
 
 /**
- * Sends one exchange for one or more deliveries (a batched request carries many: activities/batch-requests.ts)
+ * Sends one exchange for one or more deliveries (a batched request carries many: planSends)
  * and classifies what came back for each, by its own overrides. A worker shutting down mid-attempt hands it
  * back (see handedBack); any other cancellation stays a cancellation.
  */
@@ -179,7 +179,7 @@ export function createAttempt(deps: DeliverDeps) {
 }
 
 /**
- * The first attempt of many deliveries in one HTTP request (activities/batch-requests.ts builds it): one
+ * The first attempt of many deliveries in one HTTP request (planSends builds it): one
  * result per delivery, in their order, each the request's outcome classified by that delivery's overrides.
  */
 export function createRequestAttempt(deps: DeliverDeps) {
@@ -192,8 +192,8 @@ export function createRequestAttempt(deps: DeliverDeps) {
 export type RequestAttempt = ReturnType<typeof createRequestAttempt>;
 
 /**
- * `checkSubmission`: asked before a delivery's first attempt goes out, a refusal ends it (activities/submission-check.ts).
- * `admission`: the worker's per-endpoint limits (activities/admission.ts).
+ * `checkSubmission`: asked before a delivery's first attempt goes out, a refusal ends it (submissionCheck).
+ * `admission`: the worker's per-endpoint limits (docs/endpoint-health.md, "Limits: every attempt, per endpoint").
  */
 export function createDeliverActivities(
   deps: DeliverDeps,

@@ -17,16 +17,16 @@ import { createRetryActivities } from './retry';
 import { createSubscriptionActivities } from './subscription';
 
 export interface ActivityDeps {
-  /** The HTTP connection pool (see transports/http.ts). */
+  /** The HTTP connection pool (createHttpAgent). */
   http: Dispatcher;
   /**
-   * The MQTT connection pool (see transports/mqtt.ts), also the source of the subscriptions' own
+   * The MQTT connection pool (createMqttPool), also the source of the subscriptions' own
    * connections (credentials, SSRF guard). Default: one with the worker's environment's credentials.
    */
   mqtt?: MqttPool;
   /** The worker's per-endpoint retry budget; none: retries are not held back. */
   budget?: RetryBudget | null;
-  /** Hears of every attempt and tells each endpoint's share of the budget (activities/endpoint-reporter.ts). */
+  /** Hears of every attempt and tells each endpoint's share of the budget (docs/endpoint-health.md, "The retry budget"). */
   reporter?: EndpointReporter | null;
   /** Hears of every attempt; default the reporter. */
   listener?: AttemptListener;
@@ -35,11 +35,14 @@ export interface ActivityDeps {
    * activity's progress with it, and when it encrypts, a delivery's first attempt checks it was submitted encrypted.
    */
   client?: Client | null;
-  /** Signing secrets by the names HTTP targets give (transports/signing.ts). Default: the environment, read at every request. */
+  /** Signing secrets by the names HTTP targets give (README, "Signed requests"). Default: the environment, read at every request. */
   signing?: SigningSecretResolver;
-  /** The worker's per-endpoint limits over every attempt (activities/admission.ts); none: attempts are not limited. */
+  /**
+   * The worker's per-endpoint limits over every attempt (docs/endpoint-health.md, "Limits: every attempt, per
+   * endpoint"); none: attempts are not limited.
+   */
   admission?: EndpointAdmission | null;
-  /** Where operational events go (activities/operational-events.ts); none: nowhere. */
+  /** Where operational events go (docs/endpoint-health.md, "Operational events"); none: nowhere. */
   operatorEvents?: OperatorEvents | null;
 }
 

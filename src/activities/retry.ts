@@ -23,13 +23,16 @@ export interface RetryDeps {
   share?: (endpoint: string) => number;
   /** Told of each retry the budget held back. */
   heldBack?: (endpoint: string) => void;
-  /** The worker's per-endpoint limits over every attempt (activities/admission.ts); none: not limited. */
+  /**
+   * The worker's per-endpoint limits over every attempt (docs/endpoint-health.md, "Limits: every attempt, per
+   * endpoint"); none: not limited.
+   */
   admission?: EndpointAdmission | null;
   /** Told of each delivery whose retrying gave up, expired or exhausted (an endpoint's recording counts them). */
   ended?: (endpoint: string, outcome: 'expired' | 'exhausted', at: number) => void;
   /** Told of each retry as it goes out: how late against its planned time (`plannedAt`). A replay of the endpoint's outages runs as late. */
   retried?: (endpoint: string, lateMs: number, plannedAt: number) => void;
-  /** Asked again before an attempt when the last one could not make the submission check (activities/submission-check.ts). */
+  /** Asked again before an attempt when the last one could not make the submission check (submissionCheck). */
   checkSubmission?: SubmissionCheck;
   /** Default: Temporal's clock (activityClock). */
   now?: () => number;
@@ -147,7 +150,7 @@ async function sendRetry(run: RetryRun, go: Extract<LimitsPassed, { go: true }>)
     const unchecked = progress.lastError.code === SUBMISSION_UNCHECKED ? await deps.checkSubmission?.() : null;
     result = unchecked ? { ok: false, ...unchecked } : await deps.attempt(delivery, progress.attempts, now);
   } catch (err) {
-    // a worker shutting down hands the attempt back (activities/deliver.ts): a connection failure
+    // a worker shutting down hands the attempt back (handedBack): a connection failure
     const handed = attemptFailureDetails(err, [FAILURE_TYPES.connection]);
     if (!handed) throw err;
     result = { ok: false, ...handed };
@@ -185,7 +188,7 @@ function concluded(run: RetryRun, startedAt: number, ended: number, result: Atte
 }
 
 /**
- * The endpoint's limits and breaker before a retry (activities/limits.ts): it goes (with the release to call
+ * The endpoint's limits and breaker before a retry (passLimits): it goes (with the release to call
  * when it has ended), or waits on the server for its room or its own backoff when held (the failure to throw,
  * `progress` already moved on), or ends when neither comes before the delivery's max age or deadline, or
  * the endpoint is disabled (limitsVerdict, as for the first attempt).

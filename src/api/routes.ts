@@ -51,7 +51,7 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
   /** The body is checked by the handler, with the client API's whole validation (every problem, not only the shape). */
   bodyCheckedByHandler?: true;
   success: { status: 200 | 202; description: string; schema: z.ZodType<R> };
-  /** Error statuses this route answers besides those every route may (401, 403, 429, 503) and its body's and path's (413, 415, 414: openapi.ts). */
+  /** Error statuses this route answers besides those every route may (401, 403, 429, 503) and its body's and path's (413, 415, 414: openApiDocument). */
   errors: readonly number[];
   /** A curl command for the README. */
   example: string;

@@ -10,7 +10,7 @@ import type { Assignable } from '../validation/schema-types';
 import { subscriptionInputSchema } from '../validation/subscription';
 
 // The HTTP API's schemas: the routes parse their parameters with them, and the OpenAPI document is made from
-// them (api/openapi.ts). Request bodies are the client API's own schemas; responses are what the client API
+// them (openApiDocument). Request bodies are the client API's own schemas; responses are what the client API
 // returns, and the routes' types check that they match.
 
 const KINDS = FILTER_KINDS as ['telemetry', 'event', 'command-response'];
@@ -61,7 +61,7 @@ const stateList = (states: readonly string[]) =>
 // what a visibility query may hold: Temporal's dev server answers some characters (NUL) with UNAVAILABLE
 const host = z.string().regex(/^[\x21-\x7e]{1,300}$/, { error: 'must be host[:port], printable ASCII' });
 
-/** The CLI's filter flags, by the same names (camelCase), checked by the same code (validation/filter.ts). */
+/** The CLI's filter flags, by the same names (camelCase), checked by the same code (filterFrom). */
 const filterFields = (states: readonly string[]) => ({
   state: stateList(states),
   kind: z.enum(KINDS, { error: `must be one of ${KINDS.join(', ')}` }).optional(),
@@ -129,7 +129,7 @@ const durationOrMs = (range: string, extra = '') =>
     .optional()
     .meta({ description: `ms, or a duration such as "5s" or "1h", from ${range}${extra}; null: the default` });
 
-/** What `Redeliver.endpoint(E).set` takes, checked by its own code (endpoints/controls.ts) so that each problem names its field. */
+/** What `Redeliver.endpoint(E).set` takes, checked by its own code (checkSettingsChange) so that each problem names its field. */
 export const endpointSettingsBody = z
   .object({
     maxInFlight: z

@@ -19,7 +19,7 @@ export const FAILURE_TYPES: Record<ErrorClass, string> = {
 
 /**
  * A first attempt that ends its delivery without being sent: no room at the endpoint before the delivery
- * expires (activities/limits.ts). Never retried; the workflow ends the delivery with the outcome it carries.
+ * expires (the endpoint's limits, passLimits). Never retried; the workflow ends the delivery with the outcome it carries.
  */
 export const UNSENT_TYPE = 'DeliveryUnsent';
 

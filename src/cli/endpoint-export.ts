@@ -7,7 +7,7 @@ import { timeFlag } from './filter-flags';
 import { emit } from './output';
 
 export function registerEndpointExport(program: Command): void {
-  // `endpoint` has other subcommands (cli/endpoint.ts): whichever registers first makes the parent
+  // `endpoint` has other subcommands (registerEndpoint): whichever registers first makes the parent
   const endpoint =
     program.commands.find((c) => c.name() === 'endpoint') ??
     program.command('endpoint').description('one endpoint: its settings and records (see also: endpoints, downtime)');

@@ -7,8 +7,8 @@ import type { FilterFlags } from './filter-flags';
 import { emit } from './output';
 
 /*
- * Ordering keys from the shell (docs/ordering.md): `list --ordering-key` shows a key's queue (list.ts calls
- * listKeyQueue), `release` lets a key stopped by a dead letter go on.
+ * Ordering keys from the shell (docs/ordering.md): `list --ordering-key` shows a key's queue (the `list` command
+ * calls listKeyQueue), `release` lets a key stopped by a dead letter go on.
  */
 
 export interface KeyFlags extends ConnectionFlags {

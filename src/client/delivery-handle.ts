@@ -143,7 +143,7 @@ export class DeliveryHandle {
       return await fn();
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
-        // the update's validator refused: its failure's type is the kind (workflows/delivery-state.ts)
+        // the update's validator refused: its failure's type is the kind (DeliveryTracker)
         throw new DeliveryControlError(this.deliveryId, refusalKindOf(err.cause), err.cause?.message ?? err.message);
       }
       const description = await this.workflow.describe().catch(() => undefined);

@@ -16,7 +16,7 @@ import { endpointModeUpdate, endpointSettingsUpdate, endpointStartOptions, type 
 /**
  * One endpoint's controls, as an operator sets them (`redeliver endpoint …`, Redeliver.endpoint): they live
  * in the endpoint's workflow, which is started for them when no worker has reported to it yet, and every
- * worker of the task queue reads them before it sends (activities/admission.ts). A worker uses its copy for
+ * worker of the task queue reads them before it sends (EndpointAdmission). A worker uses its copy for
  * the control's time to live at most, so a change returns once that has passed since the workflow took it:
  * it then applies to every attempt that starts after it returned.
  */
@@ -28,7 +28,7 @@ export class EndpointHandle {
     private readonly client: Client,
     private readonly taskQueue: string,
     endpoint: string,
-    /** The workers' time to live of their copy of a control (activities/control-cache.ts). */
+    /** The workers' time to live of their copy of a control (ControlCache). */
     private readonly controlTtlMs = CONTROL_TTL_MS,
   ) {
     this.endpoint = endpointName(endpoint);

@@ -5,7 +5,7 @@ import { EnvReader, type Environment } from './errors';
 /** What `redeliver codec-server` takes from the environment, or from its flags, which win. */
 export interface CodecServerSettings {
   encryptionKeys: KeyRing;
-  /** The secret every /encode and /decode request must carry (encryption/codec-server.ts). */
+  /** The secret every /encode and /decode request must carry (startCodecServer). */
   token: string;
   /** Origins of the Temporal UI allowed to call from operators' browsers. */
   corsOrigins: string[];

@@ -63,7 +63,7 @@ export interface WorkerSettings extends ClientSettings, RuntimeSettings {
   endpointLimits: EndpointLimits;
   /** Report attempts to each endpoint's workflow (health, downtime, the budget's share per worker). */
   endpointHealth: boolean;
-  /** Timeouts a producer chose below this (ms) do not count against the endpoint (endpoints/health.ts); 0: all do. */
+  /** Timeouts a producer chose below this (ms) do not count against the endpoint (producersTimeout); 0: all do. */
   endpointTimeoutFloorMs: number;
   /** Distinct endpoints one tenant's attempts may open endpoint workflows for within 10 min, per worker; null: no bound. */
   maxEndpointsPerTenant: number | null;
@@ -170,7 +170,7 @@ function readTimeoutFloor(reader: EnvReader): number {
   return DEFAULT_TIMEOUT_FLOOR_MS;
 }
 
-/** A client's settings, each bad variable a problem of `reader`'s (the bridge adds its own: config/bridge.ts). */
+/** A client's settings, each bad variable a problem of `reader`'s (the bridge adds its own: bridgeSettingsFromEnv). */
 export function readClientSettings(reader: EnvReader): ClientSettings {
   const temporal = readTemporalConnection(reader);
   const taskQueue = reader.string('REDELIVER_TASK_QUEUE') ?? DEFAULT_TASK_QUEUE;

@@ -52,7 +52,7 @@ export function visibilityQuery(filter: DeliveryFilter, taskQueue?: string): str
   return clauses.join(' AND ');
 }
 
-/** The running endpoint workflows (workflows/endpoint.ts) of a task queue. */
+/** The running endpoint workflows (endpointWorkflow) of a task queue. */
 export function endpointsQuery(taskQueue: string): string {
   return `WorkflowType = 'endpointWorkflow' AND TaskQueue = ${quote(taskQueue)} AND ExecutionStatus = 'Running'`;
 }

@@ -5,7 +5,7 @@ export function deliveryIdOf(tenant: string, device: string, messageId: string):
 
 /**
  * The tenant of what the operator's own configuration sends or reads, not a producer's: operational events
- * (activities/operational-events.ts) and the bridge's broker login. A secret they use names it in "tenants".
+ * (docs/endpoint-health.md, "Operational events") and the bridge's broker login. A secret they use names it in "tenants".
  */
 export const OPERATOR_TENANT = 'redeliver';
 

@@ -7,7 +7,7 @@ export type { MessageKind };
 export interface DeliveryInput {
   /**
    * Stable message id: the idempotency key, sent with every attempt. Printable ASCII without whitespace,
-   * `/`, `+`, `#`; at most 160 characters (validation/limits.ts). Default: a random UUID.
+   * `/`, `+`, `#`; at most 160 characters (MAX_MESSAGE_ID_LENGTH). Default: a random UUID.
    */
   messageId?: string;
   kind: MessageKind;
@@ -44,7 +44,7 @@ export interface HttpTargetInput {
   method?: 'POST' | 'PUT' | 'PATCH';
   /**
    * At most 64, 8 KiB in all; RFC 9110 names, printable-ASCII values. Not the ones redeliver or the HTTP
-   * client sets (Message-Id, Content-Type, Host, Content-Length, Connection, …: validation/limits.ts).
+   * client sets (Message-Id, Content-Type, Host, Content-Length, Connection, …: headerProblems).
    */
   headers?: Record<string, string>;
   /** Attempt timeout: ms or a duration string. Default 10 s. */

@@ -34,7 +34,7 @@ export interface DevServer {
 }
 
 /**
- * Task-queue fairness (Temporal 1.32): deliveries carry their tenant as the fairness key (delivery-start.ts),
+ * Task-queue fairness (Temporal 1.32): deliveries carry their tenant as the fairness key (fairnessKeyOf),
  * and with these the server dispatches each tenant's backlog in turn instead of first come first served, so a
  * tenant's flood of failing attempts does not queue another tenant's behind it (docs/threat-model.md).
  */

@@ -1,5 +1,5 @@
 /**
- * The recorded histories of batches (record-histories.ts calls this; docs/batches.md): a batch whose messages
+ * The recorded histories of batches (`npm run record-histories` calls this; docs/batches.md): a batch whose messages
  * are all delivered at once; one where some fail their first attempt and are handed over to deliveries of their
  * own (and one of those deliveries, which starts from the batch's attempt: handed-over-first-attempt); and one
  * with an ordered message, queued on its key rather than attempted.

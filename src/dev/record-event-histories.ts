@@ -1,7 +1,7 @@
 /**
- * The recorded history of an endpoint's workflow that announces operational events (record-histories.ts calls
- * this; docs/endpoint-health.md, "Operational events"): an endpoint of its own fails and recovers, dead letters
- * are told, an operator disables it and enables it again. Each event is an `announceEvents` activity behind
+ * The recorded history of an endpoint's workflow that announces operational events (`npm run record-histories`
+ * calls this; docs/endpoint-health.md, "Operational events"): an endpoint of its own fails and recovers, dead
+ * letters are told, an operator disables it and enables it again. Each event is an `announceEvents` activity behind
  * the `operational-events` patch: endpointWorkflow_events.json.
  */
 import { writeFileSync } from 'node:fs';
@@ -45,7 +45,7 @@ export async function recordEventHistories(redeliver: Redeliver, outDir: string,
 }
 
 /**
- * A tenant's dead-letter aggregator (workflows/tenant-events.ts): dead letters on two endpoints (one host,
+ * A tenant's dead-letter aggregator (tenantEventsWorkflow): dead letters on two endpoints (one host,
  * two ports) told in one event at once, then the next ones together a window later: tenantEventsWorkflow_dead-letters.json.
  */
 export async function recordTenantEventHistories(redeliver: Redeliver, outDir: string, only: string[]): Promise<void> {

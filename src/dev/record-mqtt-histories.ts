@@ -1,5 +1,5 @@
 /**
- * The recorded histories of MQTT paths (record-histories.ts calls this): a command subscription that
+ * The recorded histories of MQTT paths (`npm run record-histories` calls this): a command subscription that
  * receives a command and answers it through a command-response delivery over MQTT, on a Mosquitto broker
  * started here (Debian package `mosquitto`; skipped with a note when it is not installed), and one that
  * is stopped while its broker is away.

@@ -1,5 +1,5 @@
 /**
- * The recorded histories of ordering keys (record-histories.ts calls this; docs/ordering.md): a key whose head
+ * The recorded histories of ordering keys (`npm run record-histories` calls this; docs/ordering.md): a key whose head
  * fails once and is delivered, with a delivery queued behind it; and a key stopped by a dead letter, then
  * released. Each delivery's history and the key's sequencer's history so far.
  */

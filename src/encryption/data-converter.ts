@@ -2,7 +2,7 @@ import type { DataConverter } from '@temporalio/common';
 import { AesGcmPayloadCodec, EncryptedPlaceholderCodec } from './codec';
 import type { KeyRing } from './keys';
 
-/** The failure converter of a process with keys: loaded by path, by the worker's bundler or a pre-built bundle (bundle.ts). */
+/** The failure converter of a process with keys: loaded by path, by the worker's bundler or a pre-built bundle (buildWorkflowBundle). */
 export const FAILURE_CONVERTER_PATH = require.resolve('./failure-converter');
 
 /**
@@ -17,7 +17,7 @@ export function encryptingDataConverter(keys: KeyRing): DataConverter {
   };
 }
 
-/** The data converter of a process without keys: encrypted payloads read as EncryptedValues (codec.ts). */
+/** The data converter of a process without keys: encrypted payloads read as EncryptedValues (EncryptedPlaceholderCodec). */
 export function keylessDataConverter(): DataConverter {
   return { payloadCodecs: [new EncryptedPlaceholderCodec()] };
 }

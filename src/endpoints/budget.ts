@@ -60,8 +60,8 @@ export class RetryBudget {
   }
 
   /**
-   * What a retry due at `now` gets, as the retrying activity asks (activities/retry.ts) and the outage
-   * replay does the same (simulate/outage.ts): a retry whose reserved slot has come meets only the strict
+   * What a retry due at `now` gets, as the retrying activity asks (retryDelivery) and the outage
+   * replay does the same (replayOutage): a retry whose reserved slot has come meets only the strict
    * bound; another first takes a slot in the queue (none later than `notAfter`, its expiry), then the bound.
    */
   ask(endpoint: string, now: number, share: number, reserved: boolean, notAfter?: number): Grant {

@@ -5,7 +5,7 @@ import { PRIORITIES, type Priority } from './priority';
 
 /*
  * What an operator sets on one endpoint (`redeliver endpoint set`, Redeliver.setEndpoint), kept by the
- * endpoint's workflow (workflows/endpoint.ts) and read by every worker before it sends (activities/admission.ts).
+ * endpoint's workflow (endpointWorkflow) and read by every worker before it sends (EndpointAdmission).
  * Pure: the endpoint workflow imports it.
  */
 
@@ -26,7 +26,7 @@ export interface EndpointSettings {
   autoDisableAfter?: number | 'off';
   /**
    * Who goes first when the limits make slots scarce: `deadline-first`, the default, command responses before
-   * events before telemetry; `fifo`: in arrival order (endpoints/priority.ts).
+   * events before telemetry; `fifo`: in arrival order (docs/endpoint-health.md, "Deadline-first").
    */
   priority?: Priority;
 }
@@ -54,11 +54,11 @@ export const NO_LIMITS: EndpointLimits = { maxInFlight: null, rate: null };
 
 /** The memo field of the endpoint's workflow every worker reads (DescribeWorkflowExecution: no workflow task, unlike a query). */
 export const CONTROL_MEMO = 'control';
-/** How long a worker uses what it read of an endpoint's control before it reads it again (activities/control-cache.ts). */
+/** How long a worker uses what it read of an endpoint's control before it reads it again (ControlCache). */
 export const CONTROL_TTL_MS = 2_000;
 
 /**
- * The circuit breaker as the endpoint's workflow judges it: open while the endpoint is failing (endpoints/health.ts).
+ * The circuit breaker as the endpoint's workflow judges it: open while the endpoint is failing (docs/endpoint-health.md, "Health").
  * While open, only `prober` sends, one probe at a time; none named (no worker reports to it): each worker probes.
  */
 export interface BreakerState {

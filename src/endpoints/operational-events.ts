@@ -28,7 +28,7 @@ export interface DeadLetterSinks extends Sinks {
 }
 
 /**
- * A storm of dead letters is told in one event per tenant per window, across its endpoints (endpoints/tenant-events.ts;
+ * A storm of dead letters is told in one event per tenant per window, across its endpoints (TenantDeadLetters;
  * the alerts' own dead letters, tenant `redeliver`, per endpoint): the first at once, the rest together when the
  * window since the last one has passed. 30 s: prompt enough to act on, and a storm of any size costs an operator
  * URL at most two events a minute per tenant.

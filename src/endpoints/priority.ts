@@ -38,9 +38,9 @@ export interface Cell {
  * never those of the ranks after it, so a command response that comes late still gets a cell ahead of the
  * telemetry that took its cells earlier. Each cell it takes pushes every later rank's next cell back by one,
  * leaving a gap at the end of that rank's cells for the one it displaced: that one, when it comes back and
- * yields its cell (activities/admission.ts), takes the gap (`displaced`); or, queueing for the next cell
+ * yields its cell (EndpointAdmission), takes the gap (`displaced`); or, queueing for the next cell
  * where the attempts come for theirs, moves those of its rank after it one cell on, into the gap. With one
- * rank it is a plain cell rate with no burst (the budget's GCRA, endpoints/budget.ts).
+ * rank it is a plain cell rate with no burst (the budget's GCRA, RetryBudget).
  */
 export class RankedCells {
   /** The next free cell of each rank (epoch ms). */

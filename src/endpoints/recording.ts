@@ -1,6 +1,6 @@
 /**
  * What an endpoint's workflow keeps so that its outages can be replayed under another policy or retry
- * budget (`redeliver simulate --from-endpoint`, simulate/outage.ts), bounded whatever the traffic
+ * budget (`redeliver simulate --from-endpoint`, replayOutage), bounded whatever the traffic
  * (docs/outage-replay.md):
  *
  * - per second, around failures: attempts that ended (requests), the failed ones (sending not possible, as

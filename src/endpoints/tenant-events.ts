@@ -4,7 +4,7 @@ import type { DeadLetterTally } from './types';
 /*
  * Dead letters told per tenant (issue 31): a tenant whose deliveries dead-letter on many endpoints at once
  * made one `deliveries.dead-lettered` event per endpoint (200 endpoints, 200 events and more a minute). The
- * state of one tenant's aggregator (workflows/tenant-events.ts, one per tenant): the dead letters workers
+ * state of one tenant's aggregator (tenantEventsWorkflow, one per tenant): the dead letters workers
  * reported, told in one event per window with their counts by endpoint. Pure and plain data, so a replay
  * decides the same events with the same ids, hence the same deliveries.
  */

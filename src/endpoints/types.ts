@@ -19,7 +19,7 @@ export interface AttemptOutcome {
    * second as one, at the first one's time, so a busy endpoint's reports stay small.
    */
   count?: number;
-  /** A delivery's first attempt: what arrived, for a replay of the endpoint's outages (endpoints/recording.ts). */
+  /** A delivery's first attempt: what arrived, for a replay of the endpoint's outages (docs/outage-replay.md, "What an endpoint keeps"). */
   arrival?: ArrivalProfile;
   /** An attempt after a delivery's first (a retry). Neither this nor `arrival`: a worker from before they were reported. */
   retry?: boolean;
@@ -44,7 +44,7 @@ export interface DeliveryEnd {
   count?: number;
 }
 
-/** The outcomes that leave a dead letter (delivery/filter.ts DEAD_LETTER_STATES). */
+/** The outcomes that leave a dead letter (DEAD_LETTER_STATES). */
 export type DeadLetterOutcome = 'rejected' | 'expired' | 'exhausted' | 'dropped';
 
 /** Dead letters of one endpoint, tallied by a worker between two reports and by the workflow over a window. */
@@ -64,10 +64,10 @@ export interface RetryLateness {
   totalMs: number;
 }
 
-/** The retry budget a worker runs with (endpoints/budget.ts), as it reports it: 'off' when it holds nothing back. */
+/** The retry budget a worker runs with (RetryBudget), as it reports it: 'off' when it holds nothing back. */
 export type ReportedBudget = { perSecond: number; burst: number } | 'off';
 
-/** Attempts at an endpoint in one second (endpoints/timeline.ts): `failed` counts client errors too. */
+/** Attempts at an endpoint in one second (Timeline): `failed` counts client errors too. */
 export interface TimelineBucket {
   /** Epoch seconds. */
   second: number;
@@ -122,7 +122,7 @@ export interface EndpointDowntimeReport {
   complete: boolean;
 }
 
-/** What a worker reports to an endpoint's workflow about once a second (activities/endpoint-reporter.ts). */
+/** What a worker reports to an endpoint's workflow about once a second (EndpointReporter). */
 export interface EndpointReport {
   /** The reporting worker (pid@host/random): the endpoint counts the workers retrying to it. */
   worker: string;

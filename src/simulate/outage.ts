@@ -58,7 +58,7 @@ function tooManyAttempts(max: number): InvalidInputError {
 /**
  * A recorded outage in virtual time, under a candidate policy and retry budget: the recorded first attempts
  * arrive as they did, every attempt inside a recorded failure period fails and every other one gets through,
- * and between attempts each delivery goes the way the retrying activity takes it (activities/retry.ts):
+ * and between attempts each delivery goes the way the retrying activity takes it (retryDelivery):
  * the policy's own `nextDelay`, the same `RetryBudget`, expiry at the age bound. Attempts take no time;
  * retries go out as late as the recorded ones around the same time did (a loaded system sent them late);
  * the recording's quiet hours (first attempts that got through) count as they were.

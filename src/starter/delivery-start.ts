@@ -3,8 +3,8 @@ import { deliveryFacts, deliveryStartOptions, type DeliveryWorkflowInput, type F
 import type { Delivery } from '../delivery/types';
 
 /*
- * How a delivery's workflow is started, whoever starts it: Redeliver.submit and redrive (client.ts), or a
- * batch handing over a message whose first attempt failed (activities/batch.ts). One place, so that a
+ * How a delivery's workflow is started, whoever starts it: Redeliver.submit and Redeliver.redrive, or a
+ * batch handing over a message whose first attempt failed (docs/batches.md). One place, so that a
  * delivery reads the same in the UI and to `submit` (its fingerprint) however it began.
  */
 
@@ -36,7 +36,7 @@ export interface DeliveryStart {
   place?: StartPlace;
 }
 
-/** The options of `client.workflow.start('deliveryWorkflow', …)`, but for the redrive's request id (client.ts). */
+/** The options of `client.workflow.start('deliveryWorkflow', …)`, but for the redrive's request id (Redeliver.redrive). */
 export function deliveryStart(delivery: Delivery, start: DeliveryStart) {
   const { redrive, handedOver } = start;
   const input: DeliveryWorkflowInput = {

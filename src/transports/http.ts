@@ -24,7 +24,7 @@ export interface HttpAttempt {
 export interface HttpAgentOptions extends Agent.Options {
   /**
    * The SSRF guard's allow-list: blocked ranges (loopback, private, …) or CIDRs that attempts may reach
-   * anyway (see transports/address-guard.ts). Default: none — only public addresses.
+   * anyway (docs/deploying.md, "SSRF guard"). Default: none — only public addresses.
    */
   allow?: AddressGuard | string | readonly string[];
 }
@@ -33,10 +33,10 @@ export interface HttpAgentOptions extends Agent.Options {
  * A keep-alive connection pool shared by the attempts of one worker. It opens a connection whenever every
  * open one is busy (no limit of its own): an attempt never waits in the pool behind others, where its
  * deadline would run out before it was sent. What bounds the sends is the worker's activity slots, the
- * batches' lanes (activities/send-lanes.ts) and the endpoint's own limits. Every connection it opens goes
+ * batches' lanes (SendLanes) and the endpoint's own limits. Every connection it opens goes
  * through the SSRF guard: the address it connects to — an IP literal, or each address a name resolves to
  * (with `connect.lookup` if given, else DNS) — must be public or allowed. Its connections skip the
- * `100 Continue` responses undici would take for a broken connection (transports/interim.ts).
+ * `100 Continue` responses undici would take for a broken connection (skipContinueResponses).
  */
 export function createHttpAgent(options: HttpAgentOptions = {}): Dispatcher {
   const { allow, connect, connectTimeout, ...rest } = options;
@@ -159,8 +159,8 @@ const TLS_CODE =
   /^(CERT_|ERR_TLS_|ERR_SSL_|ERR_OSSL_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_|INVALID_CA|HOSTNAME_MISMATCH)/;
 
 /**
- * undici's own codes, as the Node network codes an operator knows (observed against real servers, see
- * test/activities): the peer closing mid-exchange is "other side closed", a response that is not
+ * undici's own codes, as the Node network codes an operator knows (observed against real servers in the
+ * activities' integration tests): the peer closing mid-exchange is "other side closed", a response that is not
  * HTTP is an llhttp parser error.
  */
 function networkCode(code: string): string {

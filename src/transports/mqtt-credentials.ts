@@ -16,7 +16,7 @@ export interface MqttCredential {
   password?: string;
   /**
    * The brokers it may be sent to, `mqtt(s)://host[:port]` or `{ url, ca?, caFile?, servername? }`:
-   * required, and checked before every connection (transports/secret-binding.ts), so a producer cannot
+   * required, and checked before every connection (releaseSecret), so a producer cannot
    * name the credential with a broker of its own.
    */
   brokers: readonly (string | MqttBrokerBinding)[];
@@ -52,7 +52,7 @@ export type CredentialResolver = (name: string) => MqttCredential | undefined;
 /** `REDELIVER_MQTT_CREDENTIALS_<NAME>`: the credential as JSON, `{"username": "…", "password": "…", "brokers": […], "tenants": […]}`. */
 export const CREDENTIAL_ENV_PREFIX = 'REDELIVER_MQTT_CREDENTIALS_';
 
-/** Where a worker finds MQTT credentials: `REDELIVER_MQTT_CREDENTIALS_<NAME>`, else `REDELIVER_MQTT_CREDENTIALS_FILE` (transports/named-secrets.ts). */
+/** Where a worker finds MQTT credentials: `REDELIVER_MQTT_CREDENTIALS_<NAME>`, else `REDELIVER_MQTT_CREDENTIALS_FILE` (a SecretSource). */
 const CREDENTIAL_SOURCE: SecretSource<MqttCredential> = {
   prefix: CREDENTIAL_ENV_PREFIX,
   example: '{"username": "…", "password": "…", "brokers": ["mqtts://host:8883"], "tenants": ["acme"]}',
@@ -121,7 +121,7 @@ function readCaFile(file: unknown): string {
 
 /**
  * The worker's resolver: `REDELIVER_MQTT_CREDENTIALS_<NAME>` first, then the file named by
- * `REDELIVER_MQTT_CREDENTIALS_FILE`. Both are read at every attempt (transports/mqtt.ts, accessFor), so a
+ * `REDELIVER_MQTT_CREDENTIALS_FILE`. Both are read at every attempt (accessFor), so a
  * rotated secret, binding or CA applies without a restart.
  */
 export function credentialsFromEnvironment(env: NodeJS.ProcessEnv = process.env): CredentialResolver {

@@ -101,7 +101,7 @@ export interface ConnectOptions {
 /** Where a worker's MQTT connections get their credentials and which addresses they may reach. */
 export interface MqttConnectContext {
   credentials: CredentialResolver;
-  /** The SSRF guard, as for HTTP (transports/address-guard.ts). */
+  /** The SSRF guard, as for HTTP (docs/deploying.md, "SSRF guard"). */
   guard: AddressGuard;
 }
 

@@ -88,7 +88,7 @@ export type SecretTenants = readonly string[] | typeof EVERY_TENANT;
 /** What `"tenants": ["*"]` stands for: the one way to let every tenant use a secret. */
 export const EVERY_TENANT = '*';
 
-// as a delivery's tenant (validation/limits.ts, idSchema): printable ASCII without whitespace, "/", "+", "#"
+// as a delivery's tenant (idSchema): printable ASCII without whitespace, "/", "+", "#"
 const TENANT_ID = /^[!-~]{1,128}$/;
 const NOT_IN_TENANT_ID = /[/+#]/;
 

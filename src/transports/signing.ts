@@ -30,7 +30,7 @@ export interface SigningSecret {
   secrets: readonly string[];
   /**
    * The endpoints it signs for, `https://host[:port]`: required, and checked before every request
-   * (transports/secret-binding.ts). A producer names the secret and the target, so without the binding
+   * (releaseSecret). A producer names the secret and the target, so without the binding
    * any producer could have its own messages signed, sent to a server of its own, and replay them to
    * the real receiver within its tolerance.
    */

@@ -38,9 +38,9 @@ const MAX_ATTEMPT_TIMEOUT_MS = 5 * 60_000;
 
 /**
  * An opted-in endpoint's batched requests (target.batch, docs/batches.md). 100 messages' ids fit the
- * `message-ids` header (activities/batch-requests.ts); 256 KiB, the largest single payload, sits under the
+ * `message-ids` header (MAX_MESSAGE_IDS_HEADER_BYTES); 256 KiB, the largest single payload, sits under the
  * body limits endpoints commonly set (nginx's default 1 MiB). The upper bounds are a batch's own: it holds at
- * most 1,000 messages and 1 MiB of stored deliveries (batches.ts).
+ * most 1,000 messages and 1 MiB of stored deliveries (MAX_BATCH_MESSAGES, MAX_BATCH_BYTES).
  */
 export const BATCHING = {
   maxMessages: { default: 100, min: 2, max: 1_000 },
@@ -66,7 +66,7 @@ const secretNameSchema = (what: string) =>
 
 /** A credential's name, on an MQTT target or a subscription's broker. */
 export const credentialSchema = secretNameSchema('credential');
-/** A signing secret's name, on an HTTP target (transports/signing.ts). */
+/** A signing secret's name, on an HTTP target (README, "Signed requests"). */
 export const signingSchema = secretNameSchema('signing secret');
 
 /** Eclipse Hono's MQTT topics, the default of each kind (its MQTT adapter's user guide). */
@@ -199,7 +199,10 @@ export interface ValidateOptions {
    * (the worker checks before any socket); Redeliver's default: this process's environment.
    */
   secretTenants?: SecretTenantsLookup;
-  /** One of redeliver's own operational events, the only deliveries of the reserved tenant (activities/operational-events.ts). */
+  /**
+   * One of redeliver's own operational events, the only deliveries of the reserved tenant (docs/endpoint-health.md,
+   * "Operational events").
+   */
   operationalEvent?: boolean;
   /**
    * A missing `messageId`: `random`, a new UUID (a single submit: each call is a message of its own), or

@@ -89,9 +89,9 @@ const REFUSED_HEADERS = new Map<string, string>([
   ['webhook-timestamp', 'is reserved for Standard Webhooks signatures'],
   ['webhook-signature', 'is reserved for Standard Webhooks signatures'],
 ]);
-/** Set by redeliver on every delivery attempt (activities/deliver.ts). */
+/** Set by redeliver on every delivery attempt (deliveryHeaders). */
 export const DELIVERY_HEADERS = ['message-id', 'delivery-attempt', 'qos-level'] as const;
-/** Set by redeliver on every command handed to a subscription's callback (activities/subscription.ts). */
+/** Set by redeliver on every command handed to a subscription's callback (docs/mqtt.md, "Command subscriptions"). */
 export const COMMAND_HEADERS = [
   'content-type',
   'message-id',

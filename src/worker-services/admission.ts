@@ -14,7 +14,7 @@ import { RankedQueue } from './ranked-queue';
  * when the attempts in flight are the bound, its turn as they end (Little's law: the slots over their mean
  * duration). Waiting on the server (an activity retry's `nextRetryDelay`) costs no history event; a wait
  * shorter than LOCAL_WAIT_MS is taken here, woken by a timer or by the attempt that ends, never by polling.
- * Deadline-first (the endpoint's `priority`, endpoints/priority.ts): slots and turns are reserved per rank,
+ * Deadline-first (the endpoint's `priority`, docs/endpoint-health.md): slots and turns are reserved per rank,
  * and those waiting here are served by rank, so a command response comes before telemetry that came earlier.
  */
 
@@ -29,7 +29,7 @@ const FORGET_MS = 60_000;
 /**
  * Whether an attempt may go: with a release to call when it has ended; or the time to come back (its room);
  * or held (the breaker, or the endpoint paused) for a time the delivery's own backoff decides
- * (activities/limits.ts); or refused (the endpoint disabled): the delivery ends, saying why.
+ * (passLimits); or refused (the endpoint disabled): the delivery ends, saying why.
  */
 export type Admission =
   | { go: true; release: (durationMs: number) => void }
@@ -44,7 +44,7 @@ export interface AdmissionOptions {
   share?: (endpoint: string) => number;
   /** The endpoint's control from its workflow (endpoint settings); undefined when it has none. */
   control?: (endpoint: string) => Promise<EndpointControl | undefined>;
-  /** The circuit breaker (activities/breaker.ts); none: attempts are never held for a failing endpoint. */
+  /** The circuit breaker (docs/endpoint-health.md, "Circuit breaker"); none: attempts are never held for a failing endpoint. */
   breaker?: Breaker;
   /** Default Date.now. */
   now?: () => number;
@@ -78,7 +78,7 @@ export interface AskOptions {
   reservedAt?: number;
   /** A slot later than this (the delivery's expiry) is not reserved, only told; nor is a wait here taken past it. */
   notAfter?: number;
-  /** What the attempt carries: its rank when slots are scarce (endpoints/priority.ts). None: the first rank. */
+  /** What the attempt carries: its rank when slots are scarce (rankOf). None: the first rank. */
   kind?: MessageKind;
   signal?: AbortSignal;
 }

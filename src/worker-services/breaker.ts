@@ -5,7 +5,7 @@ import type { AttemptOutcome } from '../endpoints/types';
 
 /*
  * The circuit breaker, as one worker applies it (docs/endpoint-health.md, "Circuit breaker"). It is open
- * while the endpoint's workflow judges the endpoint failing (its memo: activities/control-cache.ts), or
+ * while the endpoint's workflow judges the endpoint failing (its memo, read by ControlCache), or
  * while this worker's own attempts say so, by the same rule (FAILING_AFTER failures in a row, or a spell of
  * FAILING_AFTER_MS), which it sees seconds before the workflow does. While open, attempts are held, but
  * one probe at a time, at most one per `probeEvery`, from the one worker the workflow names (each worker

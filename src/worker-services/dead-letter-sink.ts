@@ -3,7 +3,7 @@ import type { EndpointReporter } from './endpoint-reporter';
 import { METRICS, type DeadLetterSinks } from '../endpoints/operational-events';
 
 /**
- * The worker's end of the sink a delivery that ended a dead letter calls (workflows/operational-events.ts):
+ * The worker's end of the sink a delivery that ended a dead letter calls (tellDeadLetter):
  * counted in `redeliver_dead_letters_total{endpoint}` and reported, tallied, to its tenant's workflow, which
  * tells the operator URLs in aggregate. Not called on replay: a delivery's dead letter is told once.
  */

@@ -53,7 +53,7 @@ interface Buffer {
   absentUntil?: number;
 }
 
-/** A tenant's dead letters on their way to its workflow (workflows/tenant-events.ts). */
+/** A tenant's dead letters on their way to its workflow (tenantEventsWorkflow). */
 interface TenantBuffer {
   tally?: DeadLetterTally;
   endpoints: Record<string, number>;
@@ -160,7 +160,7 @@ export class EndpointReporter {
   }
 
   /**
-   * A delivery to the endpoint ended a dead letter (workflows/operational-events.ts, through the worker's sink):
+   * A delivery to the endpoint ended a dead letter (tellDeadLetter, through the worker's sink):
    * told per tenant across its endpoints; the alerts' own (tenant `redeliver`) per endpoint, as an operator URL
    * is not told about itself.
    */

@@ -2,7 +2,7 @@ import type { Delivery } from '../delivery/types';
 import type { LimitsRefusal } from '../delivery/limits-verdict';
 import { RATE, type EndpointAdmission } from './admission';
 
-/** What the endpoint's limits say of an attempt about to go out (activities/admission.ts): it goes, or why not. */
+/** What the endpoint's limits say of an attempt about to go out (EndpointAdmission): it goes, or why not. */
 export type LimitsPassed = { go: true; release: (durationMs: number) => void } | ({ go: false } & LimitsRefusal);
 
 /** An attempt that comes back this close to its reserved slot takes it. */

@@ -1,6 +1,6 @@
 /**
  * Attempts waiting in a worker for a place at an endpoint (a cell of its rate, or one of its attempts in
- * flight), served by rank (0 first: endpoints/priority.ts), and in arrival order within a rank.
+ * flight), served by rank (0 first: rankOf), and in arrival order within a rank.
  */
 export class RankedQueue {
   private readonly items: { rank: number; wake: () => void }[] = [];

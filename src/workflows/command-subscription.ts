@@ -51,7 +51,7 @@ const MARGIN_MS = ATTEMPT_MARGIN_MS;
  * the same backoff for up to `commandMaxAge`), and a two-way command's answer goes out as a
  * `command-response` delivery. Time without a working subscription is recorded, and a spell longer than
  * the threshold (1 min) counts as downtime. Runs until stopped (`stop` update), or a `client` error.
- * Its state and decisions are in subscription-state.ts; the commands are handed over by a loop of their own.
+ * Its state and decisions are in SubscriptionTracker; the commands are handed over by a loop of their own.
  */
 export async function commandSubscriptionWorkflow(input: SubscriptionWorkflowInput): Promise<SubscriptionResult> {
   const historyLimit = input.historyLimit ?? DEFAULT_HISTORY_LIMIT;

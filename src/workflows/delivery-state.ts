@@ -43,7 +43,7 @@ const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString()
 /**
  * One delivery's state and its transitions, without Temporal: what the `status` query reads, what the
  * controls change, what an attempt's outcome decides, and what goes to the next run. The workflow
- * (workflows/delivery.ts) calls it from its handlers and its loop; search attributes go through `effects`,
+ * (deliveryWorkflow) calls it from its handlers and its loop; search attributes go through `effects`,
  * so which upsert happens when (a command on replay) is decided here, and tested in test/unit/.
  */
 export class DeliveryTracker {
@@ -186,7 +186,7 @@ export class DeliveryTracker {
     return this.status();
   }
 
-  // an ordered delivery's turn (workflows/ordering-turn.ts)
+  // an ordered delivery's turn (waitForTurn, docs/ordering.md)
 
   /** What its key's sequencer says: its turn has come, or what it is queued behind. */
   noticed(notice: OrderingNotice): void {
@@ -268,7 +268,7 @@ export class DeliveryTracker {
     return { attempt: this.attempts, startedAt };
   }
 
-  /** The first attempt found no room at its endpoint before the delivery expires (activities/limits.ts): it ends unsent. */
+  /** The first attempt found no room at its endpoint before the delivery expires (the endpoint's limits, passLimits): it ends unsent. */
   unsent(outcome: Outcome, reason: string): DeliveryResult {
     this.attempts--;
     if (this.attempts === 0) this.firstAttemptAt = null;
@@ -313,7 +313,7 @@ export class DeliveryTracker {
     return null;
   }
 
-  // the retries on the server (workflows/server-retries.ts)
+  // the retries on the server (retryOnServer, docs/retries.md)
 
   /** A retry-now is acted on: the next attempt is planned for now, past the endpoint's retry budget (the answer). */
   takeRetryRequest(): boolean {

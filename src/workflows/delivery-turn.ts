@@ -7,7 +7,7 @@ import type { DeliveryTracker } from './delivery-state';
 import { continueAsNewWhenIdle, historyTooLong } from './history';
 
 /*
- * The steps of a delivery's loop that both ways of retrying share (timer-retries.ts, server-retries.ts): a
+ * The steps of a delivery's loop that both ways of retrying share (retryOnTimers, retryOnServer): a
  * pause, the wait for an attempt's turn, an attempt made by the workflow, and continue-as-new.
  */
 
@@ -53,7 +53,7 @@ export async function attemptInTurn(d: DeliveryTracker, limited = false): Promis
 }
 
 /**
- * An attempt waits on the server for room at its endpoint (activities/limits.ts): Temporal retries the
+ * An attempt waits on the server for room at its endpoint (the endpoint's limits, passLimits): Temporal retries the
  * activity when it says so, and a worker lost mid-attempt a second later; an attempt's own failure, or a
  * delivery ended unsent, goes to the workflow. Runs started before the limits try once.
  */

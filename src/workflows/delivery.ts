@@ -13,9 +13,9 @@ import { temporalEffects } from './visibility';
 
 /**
  * One delivery: the first attempt is an activity; the retries are one activity that Temporal retries, its
- * waits drawn from the policy and held on the server (activities/retry.ts), until an outcome (delivered,
+ * waits drawn from the policy and held on the server (retryDelivery, docs/retries.md), until an outcome (delivered,
  * rejected, dropped, exhausted, expired). Operators read it with the `status` query and steer it with the
- * `retryNow`, `pause` and `resume` updates, or cancel it. Its state and decisions are in delivery-state.ts.
+ * `retryNow`, `pause` and `resume` updates, or cancel it. Its state and decisions are in DeliveryTracker.
  */
 export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<DeliveryResult> {
   const historyLimit = input.historyLimit ?? DEFAULT_HISTORY_LIMIT;

@@ -164,7 +164,7 @@ export class EndpointTracker {
   }
 
   /**
-   * The loop's wait after `observe(now)`: until the next change still ahead (endpoints/wake.ts). A run from
+   * The loop's wait after `observe(now)`: until the next change still ahead (nextWake). A run from
    * before `wakeAhead` (the endpoint-wake-ahead patch) waited for the first change even when it had passed:
    * the patch is asked only then, so that a run that never met one records no marker.
    */

@@ -38,7 +38,7 @@ function endpointEffects(endpoint: string): EndpointEffects {
  * the attempts per second for a plot, the workers retrying to it (each takes 1/N of the retry budget), and a
  * bounded recording of its attempts for replaying its outages. The recording added state and a query, no
  * command: running endpoint workflows need no patch (endpointWorkflow_reports.json replays). Its state and
- * decisions are in endpoint-state.ts; this is the loop: the events' activity, the wait, continue-as-new.
+ * decisions are in EndpointTracker; this is the loop: the events' activity, the wait, continue-as-new.
  */
 export async function endpointWorkflow(input: EndpointWorkflowInput): Promise<EndpointStatus> {
   const { endpoint } = input;

@@ -15,8 +15,8 @@ import type {
 /*
  * An ordering key's queue (docs/ordering.md), without Temporal: the places its deliveries took, in submit
  * order; the head, the one delivery of the key that may be attempted; and the dead letter that stopped the
- * key, if one did. The sequencer workflow (workflows/ordering.ts) calls it from its handlers and sends the
- * notices it collects; unit-tested in test/unit/ordering-state.test.ts.
+ * key, if one did. The sequencer workflow (orderingWorkflow) calls it from its handlers and sends the
+ * notices it collects; unit-tested in test/unit/.
  */
 
 /**

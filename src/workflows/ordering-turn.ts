@@ -5,7 +5,7 @@ import type { DeliveryTracker } from './delivery-state';
 
 /*
  * An ordered delivery's side of its key (docs/ordering.md): its place was taken before it started, and whoever
- * started it told the key's sequencer (workflows/ordering.ts) it exists; it waits for its turn, and tells the
+ * started it told the key's sequencer (orderingWorkflow) it exists; it waits for its turn, and tells the
  * sequencer when it ends.
  */
 

@@ -141,7 +141,7 @@ class Notices {
   }
 }
 
-/** Looks up a head's delivery that has not said it started (activities/ordering.ts). */
+/** Looks up a head's delivery that has not said it started (the orderingArrival activity). */
 function arrivalOf(check: { deliveryId: string; via?: string }) {
   const { orderingArrival } = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { maximumInterval: '30s' } });
   return orderingArrival(check.deliveryId, check.via);

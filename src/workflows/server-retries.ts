@@ -50,7 +50,7 @@ export class RetryingActivity {
 }
 
 /**
- * The retries after the first failed attempt, as one activity that Temporal retries (activities/retry.ts):
+ * The retries after the first failed attempt, as one activity that Temporal retries (retryDelivery, docs/retries.md):
  * it waits on the server between attempts and adds no history event per retry. The workflow wakes when it
  * ends with an outcome, when the error class changes (to keep LastErrorClass true in the UI's list), or
  * when an operator pauses it or asks to retry now: then it stops the activity and starts another after.

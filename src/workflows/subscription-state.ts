@@ -40,7 +40,7 @@ const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString()
 /**
  * One command subscription's state and its transitions, without Temporal: the holds of the subscription
  * and the backoff between them, the downtime ledger, the commands received and how each was handed over,
- * and what goes to the next run. The workflow (workflows/command-subscription.ts) runs the activities and
+ * and what goes to the next run. The workflow (commandSubscriptionWorkflow) runs the activities and
  * timers these decide; unit-tested in test/unit/.
  */
 export class SubscriptionTracker {
