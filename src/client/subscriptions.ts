@@ -9,6 +9,7 @@ import {
 import { Redeliver, type ConnectOptions } from './index';
 import { clientDefaultsFromEnv } from '../config/settings';
 import { ConflictError } from '../errors';
+import { fairnessKeyOf } from '../starter/delivery-start';
 import { isDerivedClientId } from '../subscription/client-id';
 import {
   subscriptionIdOf,
@@ -102,6 +103,9 @@ export class Subscriptions {
       const handle = await this.client.workflow.start<CommandSubscriptionWorkflow>('commandSubscriptionWorkflow', {
         ...subscriptionStartOptions(subscription),
         taskQueue: this.taskQueue,
+        // its tenant's share of the task queue (task-queue fairness), which its activities and the deliveries of
+        // its command responses inherit (started by the workflow, they cannot name it themselves)
+        priority: { fairnessKey: fairnessKeyOf(subscription.tenant) },
         args: [{ subscription, ...(this.options.historyLimit && { historyLimit: this.options.historyLimit }) }],
         memo: { fingerprint, subscription: subscriptionFacts(subscription) },
       });

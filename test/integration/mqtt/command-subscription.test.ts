@@ -182,6 +182,9 @@ test('a command reaches the callback and its answer goes out as a command respon
   });
   // the response is a delivery like any other
   expect(await h.redeliver.getHandle(`delivery/acme/${device}/response-r-1`).result()).toMatchObject({ outcome: 'delivered' });
+  // … and takes its tenant's share of the task queue, as every delivery does (task-queue fairness)
+  const response = await h.client.workflow.getHandle(`delivery/acme/${device}/response-r-1`).describe();
+  expect(response.raw.workflowExecutionInfo?.priority?.fairnessKey).toBe('acme');
 
   // the broker dies and stays away past the downtime threshold (1 s here; the guide's 1 min by default)
   await broker.kill();
