@@ -22,6 +22,8 @@ export interface ApiContext {
   redeliver: Redeliver;
   subscriptions: Subscriptions;
   jobs: RedriveJobs;
+  /** How long a change to an endpoint's controls waits for a worker to apply it before the answer is 503. */
+  endpointChangeWaitMs: number;
 }
 
 export interface Call<P, Q, B> {
@@ -199,14 +201,14 @@ async function changeEndpoint(
   if (key.tenants !== ALL_TENANTS)
     throw new HttpProblem(403, `a change to ${handle.endpoint} holds every tenant's deliveries to it: it takes a key of tenants ["*"]`);
   try {
-    const control = await api.redeliver.client.withDeadline(Date.now() + ENDPOINT_CHANGE_WAIT_MS, () => change(handle));
+    const control = await api.redeliver.client.withDeadline(Date.now() + api.endpointChangeWaitMs, () => change(handle));
     return { endpoint: handle.endpoint, ...control };
   } catch (err) {
     if (!(err instanceof WorkflowUpdateRPCTimeoutOrCancelledError)) throw err;
     // sent, not refused: the endpoint's workflow applies it once a worker runs it, unless the server loses it first
     const detail =
       `no worker of task queue ${api.redeliver.taskQueue} applied the change to ${handle.endpoint} within ` +
-      `${ENDPOINT_CHANGE_WAIT_MS / 1000} s: is one running? It may still apply; GET /v1/endpoints/{endpoint} shows what holds`;
+      `${api.endpointChangeWaitMs / 1000} s: is one running? It may still apply; GET /v1/endpoints/{endpoint} shows what holds`;
     throw new HttpProblem(503, detail, { headers: { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_S) } });
   }
 }

@@ -16,7 +16,7 @@ import { RedriveJobs } from './jobs';
 import { findKey, type ApiKey } from './keys';
 import { openApiDocument } from './openapi';
 import { HttpProblem, problemOf, UNAVAILABLE_RETRY_AFTER_S } from './problems';
-import { ROUTES, type ApiContext, type Route } from './routes';
+import { ENDPOINT_CHANGE_WAIT_MS, ROUTES, type ApiContext, type Route } from './routes';
 import { MAX_PATH_PARAM_LENGTH } from './schemas';
 import { pingService } from '../temporal/sdk-adapter';
 
@@ -38,6 +38,8 @@ export interface ApiServerOptions {
   redeliver: Redeliver;
   /** Default: one JSON line per request on stderr. */
   accessLog?: (entry: AccessLogEntry) => void;
+  /** How long a change to an endpoint's controls waits for a worker to apply it (default ENDPOINT_CHANGE_WAIT_MS). */
+  endpointChangeWaitMs?: number;
 }
 
 export interface ApiServer {
@@ -75,6 +77,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     redeliver,
     subscriptions: new Subscriptions(redeliver.client, { taskQueue: redeliver.taskQueue }),
     jobs: new RedriveJobs(redeliver),
+    endpointChangeWaitMs: options.endpointChangeWaitMs ?? ENDPOINT_CHANGE_WAIT_MS,
   };
   const app = Fastify({
     logger: false,

@@ -1,5 +1,5 @@
 import type { Redeliver } from '../../src/client/index';
-import { startApiServer, type AccessLogEntry, type ApiServer } from '../../src/api/server';
+import { startApiServer, type AccessLogEntry, type ApiServer, type ApiServerOptions } from '../../src/api/server';
 import { apiSettingsFromEnv } from '../../src/config/api';
 
 /** A key of the tests: its secret, and the entry the key file holds for it. */
@@ -29,10 +29,15 @@ export interface ApiAnswer {
 }
 
 /** `redeliver serve` in this process, on a free loopback port, over the given client, with these keys and variables. */
-export async function startApi(redeliver: Redeliver, keys: TestKey[], env: Record<string, string> = {}): Promise<TestApi> {
+export async function startApi(
+  redeliver: Redeliver,
+  keys: TestKey[],
+  env: Record<string, string> = {},
+  options: Pick<ApiServerOptions, 'endpointChangeWaitMs'> = {},
+): Promise<TestApi> {
   const settings = apiSettingsFromEnv({ REDELIVER_API_KEYS: JSON.stringify(keys), REDELIVER_API_RATE_LIMIT: 'off', ...env }, { port: '0' });
   const log: AccessLogEntry[] = [];
-  const server = await startApiServer({ settings, redeliver, accessLog: (entry) => log.push(entry) });
+  const server = await startApiServer({ settings, redeliver, accessLog: (entry) => log.push(entry), ...options });
   return {
     url: server.url,
     server,

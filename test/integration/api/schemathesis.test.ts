@@ -22,7 +22,15 @@ const worker = useStubbedWorker({ announceEvents: async () => [] });
 
 beforeAll(async () => {
   const redeliver = new Redeliver(worker.client, { taskQueue: worker.taskQueue });
-  api = await startApi(redeliver, [{ key: KEY, tenants: ['*'], roles: ['produce', 'operate', 'read'] }]);
+  // an endpoint change waits for the one stubbed worker as long as schemathesis waits for an answer (its
+  // --request-timeout): the fuzzer opens an endpoint workflow per new name, and on a loaded run a new one's first
+  // task came after the API's 10 s (1 of 2 fresh-clone runs), so its answer was the 503 a missing worker gets
+  api = await startApi(
+    redeliver,
+    [{ key: KEY, tenants: ['*'], roles: ['produce', 'operate', 'read'] }],
+    {},
+    { endpointChangeWaitMs: 30_000 },
+  );
 });
 afterAll(async () => {
   await api?.close();
