@@ -19,7 +19,7 @@ import { startRequestId } from '../temporal/sdk-adapter';
  * search attributes, fairness key) come from deliveryStart; an id already started is never an error here, it is
  * `created: false` with a handle on the one that exists. An ordered delivery takes its place on its key before it
  * starts and tells the key once it has (docs/ordering.md). A command's response is started by its subscription's
- * workflow as a child, with the same id, title and search attributes (workflows/start-options).
+ * workflow as a child, with the same id, title and search attributes (the contract's deliveryStartOptions).
  */
 
 /** How to start: everything of DeliveryStart but what the starter knows (task queue, history limit). */
