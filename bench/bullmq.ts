@@ -7,7 +7,7 @@ import { startRedis } from './redis';
 import { volumeRow, waitForDelivered, type VolumeRow } from './volume-row';
 
 /** What a user would pick instead of redeliver, configured as its guide suggests for an HTTP delivery job. */
-const JOB_OPTIONS: JobsOptions = { attempts: 10, backoff: { type: 'exponential', delay: 200 }, removeOnComplete: true };
+export const JOB_OPTIONS: JobsOptions = { attempts: 10, backoff: { type: 'exponential', delay: 200 }, removeOnComplete: true };
 /** Jobs per addBulk call: a producer with many messages adds them in bulk, one round trip a chunk. */
 const ADD_CHUNK = 1_000;
 

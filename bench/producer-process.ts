@@ -1,20 +1,48 @@
 /**
- * A producer in a process of its own, for the latency benchmark (redeliver-volume.ts): `node
- * producer-process.js <address> <taskQueue>`. On a `{ sinkUrl, path, perSecond, messages }` message it hands
- * that many messages, one at a time at a steady rate, to a Redeliver batcher, and answers `{ submittedAt }`
- * (epoch ms of each `submit` call, by message index) once every batch is accepted, or `{ error }`. Its own
- * process, so that its work does not delay the sink's clock in the benchmark's process.
+ * A producer in a process of its own, for the latency and outage benchmarks (redeliver-volume.ts, outage.ts):
+ * `node producer-process.js <address> <taskQueue>`. On a ProduceRun message it hands that many messages, one at a
+ * time at a steady rate, to a Redeliver batcher (or a BullMQ queue, or a batcher whose batches go nowhere), and
+ * answers `{ submittedAt, acceptedAt }` (epoch ms of each `submit` call, by message index; when the last was
+ * accepted), or `{ error }`. Its own process, so that its work does not delay the sink's clock in the benchmark's process.
  */
 import { Client, Connection } from '@temporalio/client';
+import { Queue, type JobsOptions } from 'bullmq';
+import { Batcher } from '../src/batching/batcher';
+import type { BatchHandle } from '../src/batching/batches';
 import { Redeliver } from '../src/client/index';
+import type { DeliveryInput } from '../src/delivery/types';
+import type { PostJob } from './bullmq-worker-process';
 import { benchMessage } from './volume-message';
 import { answerStats } from './process-stats';
 
 export interface ProduceRun {
   sinkUrl: string;
   path: string;
+  /** Messages offered a second; 0: all at once, as fast as the producer can (a backlog handed over in one go). */
   perSecond: number;
   messages: number;
+  /** The messages' tenant (benchMessage's default otherwise). */
+  tenant?: string;
+  /** Epoch ms of the first submit (the benchmark schedules the endpoint's outage against it); default: at once. */
+  startAt?: number;
+  /**
+   * Where the messages go: Redeliver's batcher (default); a BullMQ queue (one `add` a message, as a gateway
+   * adds them); or `nowhere`: the same batcher whose batches are dropped instead of started, the producer's
+   * own ceiling without a queue behind it.
+   */
+  into?: { bullmq: { port: number; queue: string; jobOptions: JobsOptions } } | 'nowhere';
+}
+
+/** The answer to a ProduceRun. */
+export interface Produced {
+  submittedAt: number[];
+  acceptedAt: number;
+}
+
+/** Hands one message over; resolves once it is accepted. */
+interface Target {
+  submit(input: DeliveryInput, messageId: string): Promise<unknown>;
+  close(): Promise<void>;
 }
 
 async function main(): Promise<void> {
@@ -25,8 +53,9 @@ async function main(): Promise<void> {
   answerStats();
   process.on('message', (msg) => {
     if (typeof msg !== 'object' || msg === null) return;
-    produce(redeliver, msg as ProduceRun).then(
-      (submittedAt) => process.send?.({ submittedAt }),
+    const run = msg as ProduceRun;
+    produce(targetOf(redeliver, run), run).then(
+      (submittedAt) => process.send?.({ submittedAt, acceptedAt: Date.now() } satisfies Produced),
       (err: Error) => process.send?.({ error: err.message }),
     );
   });
@@ -34,22 +63,42 @@ async function main(): Promise<void> {
   process.send?.('ready');
 }
 
-async function produce(redeliver: Redeliver, run: ProduceRun): Promise<number[]> {
-  const batcher = redeliver.batcher();
+function targetOf(redeliver: Redeliver, run: ProduceRun): Target {
+  if (run.into === undefined) return batcherTarget(redeliver.batcher());
+  if (run.into === 'nowhere') {
+    // what the batcher does before a start (validation, fingerprints, cutting into batches), and no start
+    const startBatch = async (b: { batchId: string }) => ({ batchId: b.batchId, created: true }) as BatchHandle;
+    return batcherTarget(new Batcher({ validate: (input) => redeliver.validate(input), startBatch }));
+  }
+  const { port, queue: name, jobOptions } = run.into.bullmq;
+  const queue = new Queue<PostJob>(name, { connection: { host: '127.0.0.1', port } });
+  return {
+    // benchMessage's target is a URL
+    submit: (input, messageId) =>
+      queue.add('post', { url: String(input.target), messageId, body: JSON.stringify(input.payload) }, { ...jobOptions, jobId: messageId }),
+    close: () => queue.close(),
+  };
+}
+
+const batcherTarget = (batcher: Batcher): Target => ({ submit: (input) => batcher.submit(input), close: () => batcher.close() });
+
+async function produce(target: Target, run: ProduceRun): Promise<number[]> {
   const submittedAt: number[] = new Array(run.messages);
   const accepted: Promise<unknown>[] = [];
+  await new Promise((r) => setTimeout(r, Math.max(0, (run.startAt ?? 0) - Date.now())));
   const started = Date.now();
   for (let i = 0; i < run.messages;) {
     // as many as are due by now: a steady rate, whatever the timer's granularity
-    const due = Math.min(run.messages, Math.floor(((Date.now() - started) * run.perSecond) / 1000));
+    const due = run.perSecond > 0 ? Math.min(run.messages, Math.floor(((Date.now() - started) * run.perSecond) / 1000)) : run.messages;
     for (; i < due; i++) {
       submittedAt[i] = Date.now();
-      accepted.push(batcher.submit(benchMessage(run.sinkUrl, run.path, i)));
+      const message = benchMessage(run.sinkUrl, run.path, i, run.tenant);
+      accepted.push(target.submit(message, message.messageId!));
     }
     await new Promise((r) => setTimeout(r, 1));
   }
   await Promise.all(accepted);
-  await batcher.close();
+  await target.close();
   return submittedAt;
 }
 

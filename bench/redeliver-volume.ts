@@ -3,7 +3,7 @@ import { Redeliver } from '../src/client/index';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
 import { forkWorkerProcess, mb, quantile, round, startWorkerProcess, waitForCount, type BenchServer, type WorkerProcess } from './harness';
 import { benchMessage } from './volume-message';
-import type { ProduceRun } from './producer-process';
+import type { Produced, ProduceRun } from './producer-process';
 import { volumeRow, waitForDelivered, type VolumeRow } from './volume-row';
 
 /** redeliver's rows of the volume benchmark (bench/volume.ts): batches, one workflow per message, latency, memory. */
@@ -163,22 +163,7 @@ async function produceAndMeasure(
 ): Promise<Latencies> {
   const delivered = waitForDelivered(sink, pathname, messages, 60_000 + messages * 20);
   delivered.catch(() => undefined);
-  // the producer's answer, or its exit (a producer that died would otherwise leave the benchmark waiting forever)
-  type Answer = { submittedAt?: number[]; error?: string };
-  const answer = await new Promise<Answer>((resolve) => {
-    const answered = (m: unknown) => {
-      producer.child.off('exit', exited);
-      resolve(m as Answer);
-    };
-    const exited = (code: number | null, signal: string | null) => {
-      producer.child.off('message', answered);
-      resolve({ error: `exited (${signal ?? code}) before answering` });
-    };
-    producer.child.once('message', answered).once('exit', exited);
-    producer.child.send({ sinkUrl: sink.url, path: pathname, perSecond, messages } satisfies ProduceRun);
-  });
-  if (!answer.submittedAt) throw new Error(`producer: ${answer.error ?? 'no answer'}`);
-  const submittedAt = answer.submittedAt;
+  const { submittedAt } = await runProducer(producer, { sinkUrl: sink.url, path: pathname, perSecond, messages });
   const last = await delivered;
   const latencies = sink.received
     .filter((r) => r.path === pathname && r.messageId)
@@ -190,6 +175,25 @@ async function produceAndMeasure(
     maxMs: latencies.at(-1)!,
     deliveredPerSecond: round(messages / ((last - submittedAt[0]!) / 1000), 1),
   };
+}
+
+/** One run of the producer process: its answer, or an error if it failed or exited (else the benchmark would wait forever). */
+export async function runProducer(producer: WorkerProcess, run: ProduceRun): Promise<Produced> {
+  type Answer = Partial<Produced> & { error?: string };
+  const answer = await new Promise<Answer>((resolve) => {
+    const answered = (m: unknown) => {
+      producer.child.off('exit', exited);
+      resolve(m as Answer);
+    };
+    const exited = (code: number | null, signal: string | null) => {
+      producer.child.off('message', answered);
+      resolve({ error: `exited (${signal ?? code}) before answering` });
+    };
+    producer.child.once('message', answered).once('exit', exited);
+    producer.child.send(run);
+  });
+  if (!answer.submittedAt || answer.acceptedAt === undefined) throw new Error(`producer: ${answer.error ?? 'no answer'}`);
+  return { submittedAt: answer.submittedAt, acceptedAt: answer.acceptedAt };
 }
 
 const batchesOn = async (bench: BenchServer, taskQueue: string) =>

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only throughput,cost,timers,storm,parked,volume,cluster,api,bridge,ordering,deadline]`: the benchmarks of
+ * `npm run bench [-- --quick] [-- --only throughput,cost,timers,storm,parked,volume,cluster,api,bridge,ordering,deadline,outage]`: the benchmarks of
  * bench/README.md on a local dev server with file persistence. Writes bench/results/results.json,
  * results.md and plots (bench/results/quick/ for --quick); sections not run this time are kept from the
  * previous results.json. Not part of `npm test`.
@@ -15,8 +15,9 @@ import { apiThroughput, type ApiRow } from './api';
 import { bridgeThroughput, type BridgeRow } from './bridge';
 import { clusterComparison, type ClusterBenchRow } from './cluster';
 import { deadlineStorm, type DeadlineRow } from './deadline';
-import { startBenchServer, BENCH_SQLITE_PRAGMAS } from './harness';
+import { round, startBenchServer, BENCH_SQLITE_PRAGMAS } from './harness';
 import { orderingThroughput, type OrderingRow } from './ordering';
+import { outage, type OutageResults, type OutageRow } from './outage';
 import { parkedCapacity, type ParkedRow } from './parked';
 import { retryCost, type RetryCostRow } from './retry-cost';
 import { retryStorm, type StormRow } from './retry-storm';
@@ -43,6 +44,7 @@ const SIZES = {
     bridge: 20_000,
     ordering: 1_000,
     deadline: { rate: 50, telemetry: 2_000, events: 200, commands: 100, deadlineMs: 10_000 },
+    outage: { perSecond: 500, seconds: 120, downFrom: 10, downUntil: 70 },
     cluster: {
       single: 1_000,
       batch: 5_000,
@@ -64,6 +66,8 @@ const SIZES = {
     bridge: 3_000,
     ordering: 200,
     deadline: { rate: 25, telemetry: 400, events: 40, commands: 20, deadlineMs: 6_000 },
+    // before outage holds, a backlog drains at the retry budget's 10/s: 1,500 messages take minutes
+    outage: { perSecond: 100, seconds: 30, downFrom: 5, downUntil: 20 },
     cluster: { single: 200, batch: 1_000, timers: 200, timerWindowMs: 10_000, parked: [500, 1_000], parkedBudgetMs: 60_000 },
   },
 };
@@ -88,6 +92,8 @@ interface Results {
   ordering?: OrderingRow[];
   /** A mixed storm to a rate-limited endpoint, with and without deadline-first (bench/deadline.ts). */
   deadline?: DeadlineRow[];
+  /** A steady stream of telemetry through the batcher to an endpoint down for a while, against BullMQ (bench/outage.ts). */
+  outage?: OutageResults;
   /** When each section was measured: a run with `--only` keeps the other sections of the previous results. */
   measured?: Partial<Record<SectionKey, string>>;
 }
@@ -105,6 +111,7 @@ const SECTIONS = {
   bridge: 'bridge',
   ordering: 'ordering',
   deadline: 'deadline',
+  outage: 'outage',
 } as const;
 type SectionKey = (typeof SECTIONS)[keyof typeof SECTIONS];
 
@@ -193,6 +200,12 @@ async function main(): Promise<void> {
     if (only.includes('deadline')) {
       console.log('deadline-first ...');
       results.deadline = await deadlineStorm(bench, sink, sizes.deadline);
+      save();
+      sink.received.length = 0;
+    }
+    if (only.includes('outage')) {
+      console.log('outage ...');
+      results.outage = await outage(bench, sink, sizes.outage);
       save();
       sink.received.length = 0;
     }
@@ -387,8 +400,63 @@ export function report(r: Results): string {
   if (r.bridge) parts.push(...bridgeReport(r.bridge));
   if (r.ordering) parts.push(...orderingReport(r.ordering));
   if (r.deadline) parts.push(...deadlineReport(r.deadline));
+  if (r.outage) parts.push(...outageReport(r.outage));
   return `${parts.join('\n')}\n`;
 }
+
+function outageReport({ scenario: s, harness, healthy, redeliver: r, bullmq: b }: OutageResults): string[] {
+  const ideal = r.backlog / healthy.perSecond;
+  // a run that timed out says so: its figures are what had arrived by then
+  const delivered = (row: OutageRow) => (row.complete ? row.delivered : `${row.delivered} (timed out)`);
+  const undelivered = (row: OutageRow) => Object.values(row.ended).reduce((sum, n) => sum + n, 0);
+  const cells = (what: string, a: number | string | null, c: number | string | null, ratio = true) => [
+    what,
+    a ?? '—',
+    c ?? '—',
+    ratio && typeof a === 'number' && typeof c === 'number' ? x(c, a) : '',
+  ];
+  const w = r.workflows;
+  const waiting = (w.dispositions['handed-over'] ?? 0) + (w.dispositions.held ?? 0);
+  const per = (n: number, d: number) => (d > 0 ? round(n / d, 3) : '—');
+  const title = `${s.perSecond} telemetry messages/s for ${s.seconds} s, endpoint down from ${s.downFrom} s to ${s.downUntil} s`;
+  return [
+    '',
+    `## 10. Outage: ${title}`,
+    '',
+    table(
+      ['figure', 'redeliver', 'BullMQ', 'BullMQ ÷ redeliver'],
+      [
+        cells('offered (achieved /s)', `${r.offered} (${r.offeredPerSecond}/s)`, `${b.offered} (${b.offeredPerSecond}/s)`),
+        cells('delivered (distinct Message-Ids with a 2xx)', delivered(r), delivered(b), false),
+        cells('ended undelivered', `${undelivered(r)} (${endedWords(r.ended)})`, `${undelivered(b)} (${endedWords(b.ended)})`),
+        cells('duplicates (a 2xx again)', r.duplicates, b.duplicates, false),
+        cells('backlog at recovery', r.backlog, b.backlog, false),
+        cells('drain after recovery s', r.drainSeconds, b.drainSeconds),
+        cells(
+          'drain ÷ ideal (backlog ÷ healthy batch rate; target ≤ 2×)',
+          x(r.drainSeconds ?? NaN, ideal),
+          x(b.drainSeconds ?? NaN, b.backlog / healthy.perSecond),
+        ),
+        cells('requests while down (503s)', r.requestsWhileDown, b.requestsWhileDown),
+        cells('requests per message offered', round(r.requests / r.offered, 2), round(b.requests / b.offered, 2)),
+        cells('worker peak RSS MB', r.workerPeakRssMb, b.workerPeakRssMb),
+        cells('server peak RSS MB (dev server / redis-server)', r.serverPeakRssMb, b.serverPeakRssMb),
+      ],
+    ),
+    '',
+    `Healthy batch rate (redeliver, the same producer path, ${healthy.messages} messages handed to the batcher at once, endpoint always 202): ${healthy.perSecond}/s, so the ideal drain of redeliver's backlog of ${r.backlog} is ${round(ideal, 1)} s. Harness alone, ${harness.messages} messages: the sink took ${harness.sinkPerSecond}/s from a plain client (${x(harness.sinkPerSecond, healthy.perSecond)} the healthy batch rate${harness.sinkCpuMsPerPost ? `; ${harness.sinkCpuMsPerPost} ms CPU per POST` : ''}), the producer offered ${harness.producerPerSecond}/s to a batcher that starts nothing (${x(harness.producerPerSecond, s.perSecond)} the scenario's rate).`,
+    '',
+    `redeliver's workflows: ${w.batches} batches${w.batchesNotCompleted ? ` (${w.batchesNotCompleted} not completed, not counted)` : ''} (rows: ${endedWords(w.dispositions)}); ${waiting} messages left their batch undelivered (handed over or held; by code: ${endedWords(w.notDeliveredCodes ?? {})}), the rest of the backlog of ${r.backlog} waited in its batch's activity and was delivered by it. Workflow starts while the endpoint was down, deliveries and holds: ${per(w.deliveries.startedWhileDown + w.holds.startedWhileDown, r.backlog)} per message of the backlog. Delivery workflows: ${w.deliveries.runs} runs, ${w.deliveries.startedWhileDown} started while the endpoint was down (${per(w.deliveries.startedWhileDown, waiting)} per message that left its batch), ${w.deliveries.historyEvents} history events (${per(w.deliveries.historyEvents, w.dispositions['handed-over'] ?? 0)} per message handed over). Holds: ${w.holds.runs} runs, ${w.holds.startedWhileDown} started while down, ${w.holds.historyEvents} history events (${per(w.holds.historyEvents, w.dispositions.held ?? 0)} per held message), ${w.holds.handIns} hand-ins (update \`hold\`), ${w.holds.releaseRounds} release rounds, ${w.holds.releasedSignals} reports (signal \`released\`): ${per(w.holds.historyEvents, w.holds.heldTimesRounds)} events per held message per release round of its hold (target ≤ 0.1).`,
+    '',
+    "A producer in its own process offers telemetry (QoS 1, default policy) at a steady rate through `Redeliver.batcher()` (defaults: batches of up to 500, 100 ms linger), as a gateway would, to one path of the sink, which answers 503 while it is down and 202 otherwise; one worker process, the retry budget and breaker on as by default (bench/outage.ts). Backlog: messages submitted before the recovery that the sink had not accepted by then; drain: from the recovery until the sink accepted the last of them, while the producer goes on offering new messages. Ended undelivered: redeliver's dead letters by state (the client's listing); BullMQ's failed jobs. BullMQ: the producer adds each message with `Queue.add` to a fresh redis-server (section 6's), job options as section 6's with a jittered backoff (`{ type: 'exponential', delay: 200, jitter: 0.5 }`) and 20 attempts, so that no job runs out of attempts during the outage; worker as section 6's (concurrency 50). Workflow figures: from visibility after the run (every run of deliveryWorkflow and holdWorkflow on the task queue, batch results by row); a release round is an execution of the hold's release activity.",
+  ];
+}
+
+/** `{ expired: 3, rejected: 0 }` → `expired 3, rejected 0`. */
+const endedWords = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .map(([what, n]) => `${what} ${n}`)
+    .join(', ') || 'none';
 
 function deadlineReport(rows: DeadlineRow[]): string[] {
   const first = rows[0]!;

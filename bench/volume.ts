@@ -77,7 +77,7 @@ export async function volume(bench: BenchServer, sink: FlakyEndpoint, sizes: Vol
  * sink). The worker columns are the load generator's; the sink's own CPU per POST is this process's
  * (which serves the sink) over the run.
  */
-async function sinkAlone(sink: FlakyEndpoint, messages: number): Promise<VolumeRow> {
+export async function sinkAlone(sink: FlakyEndpoint, messages: number): Promise<VolumeRow> {
   const load = await forkWorkerProcess('load-process.js', [sink.url, String(SINK_LOAD_CONNECTIONS)]);
   try {
     await runLoad(load, { path: '/volume/sink-alone-warm-up', messages: 5_000 });

@@ -17,7 +17,9 @@ import { Breaker } from './worker-services/breaker';
 import { ControlCache } from './worker-services/control-cache';
 import { EndpointReporter } from './worker-services/endpoint-reporter';
 import { EndpointAdmission } from './worker-services/admission';
-import { CONTROL_TTL_MS, type EndpointLimits } from './endpoints/controls';
+import { Pacer } from './worker-services/pacer';
+import { paceGauges } from './worker-services/pace-metrics';
+import { CONTROL_TTL_MS, NO_LIMITS, type EndpointLimits } from './endpoints/controls';
 import { producersTimeout } from './endpoints/health';
 import { tracingFor, workerTracingOptions, type Tracing } from './telemetry/tracing';
 import { AddressGuard } from './transports/address-guard';
@@ -114,6 +116,14 @@ export interface RedeliverWorkerOptions {
   controlTtlMs?: number;
   /** Hears of every attempt this worker sends (endpoint, outcome, delivery and attempt number), besides endpoint health. */
   attemptListener?: AttemptListener;
+  /**
+   * While an endpoint fails, a batch's messages wait in an outage hold and go at the recovery pace, for endpoints
+   * without an `outage` setting of their own (docs/endpoint-health.md, "Outages: holds and the recovery pace").
+   * Default $REDELIVER_OUTAGE_HOLD (`on`/`off`), else on.
+   */
+  outageHold?: boolean;
+  /** The recovery pace's cap on sends in flight to one endpoint from this worker. Default $REDELIVER_RECOVERY_MAX_IN_FLIGHT, else 128. */
+  recoveryMaxInFlight?: number;
   /** Settings already read with workerSettingsFromEnv (the CLI reads them once); default: read from `env`. */
   settings?: WorkerSettings;
   /** Where settings not given here come from, and the MQTT credentials by default. Default process.env. */
@@ -161,6 +171,7 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
       ? new EndpointReporter(client, taskQueue, {
           budget: budgetOptions || 'off',
           maxEndpointsPerTenant,
+          log: (message) => Runtime.instance().logger.info(message),
         })
       : null;
   const limits = options.endpointLimits === undefined ? settings.endpointLimits : options.endpointLimits;
@@ -168,8 +179,11 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   // the breaker hears of every attempt as the reporter does: it sees a failing endpoint before its workflow does
   const breaker = controls && new Breaker(reporter?.identity ?? 'this worker');
   const admission = controls && admissionOf(limits!, controls, breaker!, reporter);
+  const pacer = pacerOf(options, settings, limits, controls, reporter);
+  reporter?.showPaceOf(pacer);
   const floorMs = options.endpointTimeoutFloor ?? settings.endpointTimeoutFloorMs;
-  const listener = allListeners([endpointsListener(allListeners([reporter, breaker]), floorMs), options.attemptListener]);
+  // the pacer hears what the endpoint's health hears (as the breaker does): an outage as every attempt sees it
+  const listener = allListeners([endpointsListener(allListeners([reporter, breaker, pacer]), floorMs), options.attemptListener]);
   const traced = tracing && workerTracingOptions(tracing, { bundling: !bundlePath });
   const worker = await Worker.create({
     connection,
@@ -187,6 +201,9 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
       signing,
       admission,
       operatorEvents,
+      pacer,
+      outageHold: options.outageHold ?? settings.outageHold,
+      ...(controls && { control: (endpoint: string) => controls.get(endpoint) }),
       ...(listener && { listener }),
     }),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentAttempts ?? settings.maxConcurrentAttempts,
@@ -207,7 +224,7 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
     await mqtt.close();
     await tracing?.shutdown();
   };
-  registerParts(worker, { mqtt, reporter, controls, admission, close });
+  registerParts(worker, { mqtt, reporter, controls, admission, pacer, close });
   return worker;
 }
 
@@ -290,6 +307,28 @@ function admissionOf(
     defaults,
     breaker,
     control: (endpoint) => controls.get(endpoint),
+    ...(reporter && { share: (endpoint: string) => reporter.share(endpoint) }),
+  });
+}
+
+/** The worker's recovery pacer: each endpoint's cap is its share of the endpoint's max-in-flight (as the limits apply it) within the worker's. */
+function pacerOf(
+  options: RedeliverWorkerOptions,
+  settings: WorkerSettings,
+  limits: EndpointLimits | null,
+  controls: ControlCache | null,
+  reporter: EndpointReporter | null,
+): Pacer {
+  const maxInFlight = options.recoveryMaxInFlight ?? settings.recoveryMaxInFlight;
+  if (!Number.isInteger(maxInFlight) || maxInFlight < 1)
+    throw new ConfigError([
+      { variable: 'recoveryMaxInFlight', message: `must be a whole number above 0, got ${JSON.stringify(maxInFlight)}` },
+    ]);
+  return new Pacer(reporter?.identity ?? 'this worker', Date.now, {
+    maxInFlight,
+    defaults: limits ?? NO_LIMITS,
+    changed: paceGauges(),
+    ...(controls && { control: (endpoint: string) => controls.get(endpoint) }),
     ...(reporter && { share: (endpoint: string) => reporter.share(endpoint) }),
   });
 }

@@ -19,6 +19,9 @@ import type { EndpointAdmission } from '../worker-services/admission';
 import { SendLanes } from '../worker-services/send-lanes';
 import { forEachBoundedByKey } from '../concurrency/pool';
 import { SUBMISSION_UNCHECKED, type SubmissionCheck } from '../worker-services/submission-check';
+import type { RecoveryPacer } from '../worker-services/pacer';
+import { HoldIntake } from '../starter/hold-intake';
+import { Outages } from './batch-outages';
 
 /** First attempts in flight at once to one endpoint (host:port), and in all, across the batches a worker runs (SendLanes). */
 export const BATCH_ENDPOINT_CONCURRENCY = 32;
@@ -40,6 +43,13 @@ export interface BatchDeps {
    * endpoint"): a request waits here for its room.
    */
   admission?: EndpointAdmission | null;
+  /**
+   * The worker's recovery pacer (docs/endpoint-health.md, "Outages"): a message whose endpoint is failing waits in an
+   * outage hold instead of becoming a delivery of its own. None: no holds, every message not delivered is handed over.
+   */
+  pacer?: RecoveryPacer | null;
+  /** Whether outage holds apply to an endpoint (the worker's default and the endpoint's `outage` setting); default: yes. */
+  holdsOutages?: (endpoint: string) => Promise<boolean>;
 }
 
 /** What a batch's activity heartbeats: the messages done so far, by index, so that a retry of it skips them. */
@@ -54,6 +64,13 @@ type BatchProgress = Record<number, MessageResult>;
  */
 export function createBatchActivities(deps: BatchDeps) {
   const lanes = deps.lanes ?? new SendLanes(BATCH_ENDPOINT_CONCURRENCY, BATCH_CONCURRENCY);
+  // the open generation of each hold, as this worker found it, per task queue (HoldIntake)
+  const intakes = new Map<string, HoldIntake>();
+  const intakeFor = (taskQueue: string) => {
+    if (!deps.client) return null;
+    if (!intakes.has(taskQueue)) intakes.set(taskQueue, new HoldIntake(deps.client, taskQueue));
+    return intakes.get(taskQueue)!;
+  };
   return {
     async firstAttempts(input: BatchWorkflowInput): Promise<BatchResult> {
       const context = Context.current();
@@ -62,6 +79,7 @@ export function createBatchActivities(deps: BatchDeps) {
       const done: BatchProgress = { ...(savedHeartbeat<BatchProgress>(context.info) ?? {}) };
       const starter = deps.client && new DeliveryStarter(deps.client, context.info.taskQueue, input.historyLimit);
       const handOver = handOverTo(starter, input);
+      const outages = deps.pacer ? new Outages(deps.pacer, intakeFor(context.info.taskQueue), input, deps.holdsOutages) : null;
       // a worker with keys refuses a batch submitted without them: every message becomes a dead letter that says so
       const refused = (await deps.checkSubmission?.()) ?? null;
       // unchecked: fail closed and retry the activity. A hand-over would start deliveries by this worker's
@@ -79,24 +97,41 @@ export function createBatchActivities(deps: BatchDeps) {
       const queue = unsent('queued', 'queued');
       // held or refused at the endpoint (its breaker, a pause, disabled, no room before a deadline): its own delivery, whose first attempt waits or ends (passLimits)
       const held = (code: string) => unsent('handed-over', code);
+      const ownDelivery = async (i: number, first: FirstAttempt) => {
+        const delivery = input.deliveries[i]!;
+        const existing = await handOver(delivery, first);
+        const row = {
+          messageId: delivery.messageId,
+          deliveryId: delivery.deliveryId,
+          code: first.failure.code,
+          at: new Date(first.endedAt).toISOString(),
+        };
+        done[i] = { ...row, disposition: 'handed-over', ...(existing && { existing }) };
+      };
       const record = async (i: number, result: AttemptResult, startedAt: number, at: number) => {
         const delivery = input.deliveries[i]!;
-        const row = { messageId: delivery.messageId, deliveryId: delivery.deliveryId, code: result.code, at: new Date(at).toISOString() };
-        if (result.ok) done[i] = { ...row, disposition: 'delivered' };
-        else {
-          const { ok: _ok, ...failure } = result;
-          const existing = await handOver(delivery, { startedAt, endedAt: at, failure });
-          done[i] = { ...row, disposition: 'handed-over', ...(existing && { existing }) };
+        if (result.ok) {
+          const row = { messageId: delivery.messageId, deliveryId: delivery.deliveryId, code: result.code, at: new Date(at).toISOString() };
+          done[i] = { ...row, disposition: 'delivered' };
+          return;
         }
+        const { ok: _ok, ...failure } = result;
+        // its endpoint is failing: it waits with the others (handed to the hold once the batch's sends are done)
+        if (await outages?.holdsAfter(i, { startedAt, endedAt: at, failure })) return;
+        await ownDelivery(i, { startedAt, endedAt: at, failure });
       };
       // a message on its own, or several in one request to an endpoint that takes them so (planSends)
       const send = async (planned: PlannedSend) => {
         const clock = activityClock();
         let startedAt = clock();
         const endpoint = input.deliveries[planned.indexes[0]!]!.endpoint;
+        // the endpoint is failing: its messages wait in its hold unsent (its probes go from there)
+        if (!refused && (await outages?.holdsUnsent(planned.indexes))) return;
         const results = refused
           ? planned.indexes.map((): AttemptResult => ({ ok: false, ...refused }))
           : await lanes.run(endpoint, async () => {
+              // again once it has its lane: the worker's batches queue for their lanes, and the endpoint may be failing by now
+              if (await outages?.holdsUnsent(planned.indexes)) return HELD_UNSENT;
               // one request, one place at the endpoint; the activity heartbeats while it waits
               const release = await deps.admission?.enter(endpoint, entryOf(planned, input.deliveries, context.cancellationSignal));
               if (release && 'held' in release) return release;
@@ -107,6 +142,7 @@ export function createBatchActivities(deps: BatchDeps) {
                 release?.(clock() - startedAt);
               }
             });
+        if (results === HELD_UNSENT) return;
         if ('held' in results) return void (await runBounded(planned.indexes, held(results.held), () => 'held'));
         const at = clock();
         const each = (i: number, n: number) => record(i, results[n]!, startedAt, at);
@@ -122,6 +158,13 @@ export function createBatchActivities(deps: BatchDeps) {
         // what a retry of the activity finds done is not sent again
         const sends = planSends(input.deliveries, (i) => !done[i]);
         await runBounded(sends, send, (planned) => input.deliveries[planned.indexes[0]!]!.endpoint);
+        // the failures that looked lone: held if their endpoint fails alike by now, else each its own delivery
+        await runBounded(
+          outages?.settle() ?? [],
+          ({ index, first }) => ownDelivery(index, first),
+          () => 'handed over',
+        );
+        await outages?.handIn(done);
       } finally {
         clearInterval(beat);
       }
@@ -129,6 +172,9 @@ export function createBatchActivities(deps: BatchDeps) {
     },
   };
 }
+
+/** A send whose endpoint turned failing while it waited for its lane: its messages wait in the hold unsent. */
+const HELD_UNSENT = 'held unsent';
 
 /**
  * How a request waits for its room: as the most urgent message it carries, and not past the earliest deadline
@@ -180,14 +226,17 @@ function runBounded<T>(items: readonly T[], work: (item: T, index: number) => Pr
 }
 
 function resultOf(input: BatchWorkflowInput, done: BatchProgress): BatchResult {
-  const results = input.deliveries.map((_, i) => done[i]!);
+  // with what each message was: its status by id reads the result, not the batch's input (message-index.ts)
+  const results = input.deliveries.map(({ kind, qos, endpoint }, i) => ({ ...done[i]!, kind, qos, endpoint }));
   const delivered = results.filter((r) => r.disposition === 'delivered').length;
+  const held = results.filter((r) => r.disposition === 'held').length;
   return {
     batchId: input.batchId,
     tenant: input.tenant,
     messages: results.length,
     delivered,
-    handedOver: results.length - delivered,
+    handedOver: results.length - delivered - held,
+    ...(held > 0 && { held }),
     results,
   };
 }

@@ -2,7 +2,9 @@ import type { Client } from '@temporalio/client';
 import type { Dispatcher } from 'undici';
 import type { EndpointAdmission } from '../worker-services/admission';
 import type { RetryBudget } from '../endpoints/budget';
+import { holdsOutages, type EndpointControl } from '../endpoints/controls';
 import type { EndpointReporter } from '../worker-services/endpoint-reporter';
+import type { RecoveryPacer } from '../worker-services/pacer';
 import { createMqttPool, type MqttPool } from '../transports/mqtt';
 import type { SigningSecretResolver } from '../transports/signing';
 import type { OperatorEvents } from '../config/operator-events';
@@ -13,6 +15,7 @@ import { createProgressActivities } from './progress';
 import { createEventActivities } from './operational-events';
 import { createOrderingActivities } from './ordering';
 import { submissionCheck } from '../worker-services/submission-check';
+import { createReleaseActivities } from './release';
 import { createRetryActivities } from './retry';
 import { createSubscriptionActivities } from './subscription';
 
@@ -44,6 +47,12 @@ export interface ActivityDeps {
   admission?: EndpointAdmission | null;
   /** Where operational events go (docs/endpoint-health.md, "Operational events"); none: nowhere. */
   operatorEvents?: OperatorEvents | null;
+  /** The worker's recovery pacer (docs/endpoint-health.md, "Outages: holds and the recovery pace"); none: no outage holds. */
+  pacer?: RecoveryPacer | null;
+  /** Whether a batch's messages wait in an outage hold for endpoints without an `outage` setting (REDELIVER_OUTAGE_HOLD). Default true. */
+  outageHold?: boolean;
+  /** The endpoint's control as the worker knows it (its `outage` setting); none: the worker's default applies everywhere. */
+  control?: (endpoint: string) => Promise<EndpointControl | undefined>;
 }
 
 /** Every activity the worker registers, configured from its dependencies. */
@@ -74,7 +83,10 @@ export function createActivities(deps: ActivityDeps): Activities {
       client: deps.client ?? null,
       ...(checkSubmission && { checkSubmission }),
       admission: deps.admission ?? null,
+      pacer: deps.pacer ?? null,
+      holdsOutages: async (endpoint) => holdsOutages(await deps.control?.(endpoint), deps.outageHold ?? true),
     }),
+    ...createReleaseActivities({ attempt, client: deps.client ?? null, pacer: deps.pacer ?? null, admission: deps.admission ?? null }),
     ...createProgressActivities(deps.client ?? null),
     ...createOrderingActivities(deps.client ?? null),
     ...createEventActivities({ client: deps.client ?? null, operator: deps.operatorEvents ?? null }),

@@ -2,7 +2,7 @@ import { Context, type ApplicationFailure } from '@temporalio/activity';
 import { afterFailure, logAttempt } from '../delivery/after-failure';
 import { attemptError } from '../delivery/attempt-error';
 import { heldUntil, limitsVerdict } from '../delivery/limits-verdict';
-import { expiresAt } from '../delivery/summary';
+import { expiresAt, expiryName } from '../delivery/summary';
 import type { Delivery } from '../delivery/types';
 import type { RetryBudget } from '../endpoints/budget';
 import { FAILURE_TYPES } from '../classify/classify';
@@ -225,8 +225,4 @@ async function retryLimits(
 /** A wait on the server; a workflow that stopped the retrying (pause, retry now) learns from its progress where it stands. */
 function waiting(delayMs: number, message: string, progress: RetryProgress): ApplicationFailure {
   return waitingFailure(delayMs, `${message}; last error: ${progress.lastError.reason}`, progress);
-}
-
-function expiryName(delivery: Delivery, expiry: number): string {
-  return delivery.policy.deadline !== null && expiry === delivery.policy.deadline ? 'deadline' : 'max age';
 }

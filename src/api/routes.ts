@@ -250,7 +250,8 @@ const ENDPOINT_ROUTES = [
     example: `${CURL} ${ENDPOINT_EXAMPLE}`,
     handle: async ({ params, key, api }) => {
       const handle = await readableEndpoint(key, api, params.endpoint);
-      return { endpoint: handle.endpoint, ...(await handle.control()) };
+      const [control, pace] = await Promise.all([handle.control(), handle.pace()]);
+      return { endpoint: handle.endpoint, ...control, ...(pace && { pace }) };
     },
   }),
   route({

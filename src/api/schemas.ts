@@ -151,6 +151,10 @@ export const endpointSettingsBody = z
       description:
         'who goes first when the limits make slots scarce: command responses, then events, then telemetry (deadline-first), or arrival order (fifo); null: the default, deadline-first',
     }),
+    outage: z.enum(['hold', 'off']).nullable().optional().meta({
+      description:
+        "while the endpoint fails, a batch's messages wait in an outage hold and are released at the recovery pace (hold), or each becomes a delivery of its own (off); null: the workers' default (REDELIVER_OUTAGE_HOLD, on)",
+    }),
   })
   .strict()
   .meta({
@@ -224,6 +228,14 @@ export const statusSchema = z
       })
       .optional()
       .meta({ description: 'ordered deliveries only (docs/ordering.md)' }),
+    hold: z
+      .object({ holdId: z.string() })
+      .optional()
+      .meta({ description: 'a message that waits in an outage hold, not in a delivery of its own (docs/endpoint-health.md, "Outages")' }),
+    batch: z
+      .object({ batchId: z.string(), workflowId: z.string() })
+      .optional()
+      .meta({ description: 'the batch it came in, when it came in one (docs/batches.md, "Finding a message by its id")' }),
     encrypted,
   })
   .meta({ id: 'DeliveryStatus', description: 'What `redeliver status --json` prints.' });
@@ -292,6 +304,25 @@ export const jobSchema = z
   })
   .meta({ id: 'RedriveJob', description: 'A bulk redrive, kept in the memory of the server that runs it (README, "HTTP API").' });
 
+const paceView = {
+  state: z.enum(['healthy', 'failing', 'recovering']),
+  window: z.number().int().meta({ description: 'sends in flight allowed now; 0 while failing (one probe at a time)' }),
+  inFlight: z.number().int(),
+  cap: z.number().int().meta({ description: "the window's cap: the endpoint's max-in-flight share, or the worker's" }),
+  why: z.string().meta({ description: 'why the window is what it is, in words' }),
+};
+const paceSchema = z
+  .object({
+    ...paceView,
+    workers: z.record(z.string(), z.object({ ...paceView, changedAt: z.number().meta({ description: 'epoch ms' }) })),
+  })
+  .optional()
+  .meta({
+    id: 'EndpointPace',
+    description:
+      'The recovery pace of outage holds (docs/endpoint-health.md): the workers that reported one in the last 10 s merged (the worst state, windows summed), and each; absent when none did.',
+  });
+
 export const endpointsSchema = z.array(
   z
     .object({
@@ -304,6 +335,7 @@ export const endpointsSchema = z.array(
       downtimeMs: z.number(),
       downtimePeriods: z.number(),
       summary: z.string(),
+      pace: paceSchema,
       waiting: z.number().int().meta({ description: "this key's deliveries to it not ended yet" }),
     })
     .meta({ id: 'Endpoint', description: 'What `redeliver endpoints --json` prints, one per endpoint.' }),
@@ -329,6 +361,7 @@ export const endpointControlSchema = z
           .optional()
           .meta({ description: 'ms' }),
         priority: z.enum(['deadline-first', 'fifo']).optional(),
+        outage: z.enum(['hold', 'off']).optional(),
       })
       .meta({ description: "the endpoint's own settings; a field left out: the workers' default" }),
     mode: z
@@ -344,6 +377,7 @@ export const endpointControlSchema = z
       .object({ open: z.boolean(), since: z.number().nullable().meta({ description: 'epoch ms' }), prober: z.string().nullable() })
       .optional()
       .meta({ description: 'present while the breaker is open: the endpoint is failing, one probe at a time' }),
+    pace: paceSchema,
   })
   .meta({ id: 'EndpointControl', description: 'What `redeliver endpoint show --json` prints: what every worker applies to the endpoint.' });
 

@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { type BatchResult, batchWorkflowId, type BatchWorkflowInput, Tenant, type BatchWorkflow } from '../contract';
+import {
+  type BatchResult,
+  batchWorkflowId,
+  type BatchWorkflowInput,
+  Tenant,
+  type BatchWorkflow,
+  type HeldEnd,
+  type MessageResult,
+} from '../contract';
 import { fingerprintOf } from '../starter/delivery-start';
 import type { Delivery, DeliveryResult, Outcome } from '../delivery/types';
 import { ConfigError } from '../config/errors';
@@ -9,6 +17,7 @@ import { ConflictError, InvalidInputError, type Problem } from '../errors';
 import { validateDeliveries, type ValidateOptions } from '../validation/delivery';
 import { idSchema, storedBytes } from '../validation/limits';
 import { mapBounded } from '../concurrency/pool';
+import { indexAttributes, MAX_INDEXED_MESSAGES } from './message-index';
 
 /*
  * Batches on the client's side (docs/batches.md): a set of deliveries cut into batches that each start in one
@@ -59,8 +68,10 @@ export function planBatches(deliveries: readonly Delivery[], bounds: BatchBounds
     else byTenant.set(f.delivery.tenant, [f]);
   }
   const batches: PlannedBatch[] = [];
+  // a batch indexes its messages by id in search attributes of bounded size (message-index.ts)
+  const cut = { ...bounds, maxMessages: Math.min(bounds.maxMessages, MAX_INDEXED_MESSAGES) };
   for (const [tenant, list] of byTenant) {
-    const chunks = chunk(list, bounds);
+    const chunks = chunk(list, cut);
     chunks.forEach((part, n) => {
       const contents = batchContents(
         tenant,
@@ -190,8 +201,7 @@ export async function startBatch(
   client: Client,
   taskQueue: string,
   batch: PlannedBatch,
-  historyLimit?: number,
-  places?: BatchWorkflowInput['places'],
+  { historyLimit, places, index = true }: { historyLimit?: number; places?: BatchWorkflowInput['places']; index?: boolean } = {},
 ): Promise<BatchHandle> {
   const input: BatchWorkflowInput = {
     batchId: batch.batchId,
@@ -210,7 +220,10 @@ export async function startBatch(
       args: [input],
       memo: memo as unknown as Record<string, unknown>,
       staticSummary: `batch of ${batch.deliveries.length} messages for ${batch.tenant}`,
-      typedSearchAttributes: [{ key: Tenant, value: batch.tenant }],
+      typedSearchAttributes: [
+        { key: Tenant, value: batch.tenant },
+        ...(index ? indexAttributes(batch.deliveries.map((d) => d.deliveryId)) : []),
+      ],
     });
     return handle(true);
   } catch (err) {
@@ -252,19 +265,31 @@ export class BatchSubmission {
     /** Each message's delivery id, in the order given (a message repeated in the set: once). */
     readonly deliveryIds: string[],
     private readonly deliveryResult: (deliveryId: string) => Promise<DeliveryResult>,
+    /** How a message held in an outage hold left it, once it has (docs/endpoint-health.md, "Outages"). */
+    private readonly heldEnd: (holdId: string, deliveryId: string) => Promise<HeldEnd>,
   ) {}
 
   get messages(): number {
     return this.deliveryIds.length;
   }
 
-  /** Waits for every message's outcome: its batch's first attempt, then the delivery of each one not delivered at once. */
+  /**
+   * Waits for every message's outcome: its batch's first attempt; for a message held in an outage hold, its
+   * leaving the hold; then the delivery of each one not delivered so.
+   */
   async outcomes(concurrency = 32): Promise<MessageOutcome[]> {
     const results = (await Promise.all(this.batches.map((b) => b.result()))).flatMap((b) => b.results);
     return mapBounded(results, concurrency, async (r): Promise<MessageOutcome> => {
-      if (r.disposition === 'delivered') {
-        return { deliveryId: r.deliveryId, messageId: r.messageId, outcome: 'delivered', attempts: 1, code: r.code };
-      }
+      const delivered = (attempts: number, code: string): MessageOutcome => ({
+        deliveryId: r.deliveryId,
+        messageId: r.messageId,
+        outcome: 'delivered',
+        attempts,
+        code,
+      });
+      if (r.disposition === 'delivered') return delivered(1, r.code);
+      const left = await this.leftHold(r);
+      if (left?.left === 'delivered') return delivered(left.attempts, left.code);
       const d = await this.deliveryResult(r.deliveryId);
       return {
         deliveryId: r.deliveryId,
@@ -274,5 +299,12 @@ export class BatchSubmission {
         code: d.lastError?.code ?? null,
       };
     });
+  }
+
+  /** How a held message left its hold; null for a message that was not held. */
+  private async leftHold(r: MessageResult): Promise<HeldEnd | null> {
+    if (r.disposition !== 'held') return null;
+    if (!r.hold) throw new Error(`${r.deliveryId} is held, but its batch's result does not name the hold`);
+    return this.heldEnd(r.hold, r.deliveryId);
   }
 }

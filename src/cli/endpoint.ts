@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { EndpointControl, EndpointSettingsChange } from '../endpoints/controls';
 import { checkSettingsChange, DEFAULT_PROBE_EVERY_MS, limitsInWords, limitsOf, NO_LIMITS } from '../endpoints/controls';
 import type { EndpointHandle } from '../client/endpoint-handle';
+import { paceInWords } from '../endpoints/pace';
 import { DEFAULT_PRIORITY } from '../endpoints/priority';
 import { formatDuration } from '../policy/duration';
 import { InvalidInputError, type Problem } from '../errors';
@@ -15,6 +16,7 @@ interface SetFlags extends ConnectionFlags {
   probeEvery?: string;
   autoDisableAfter?: string;
   priority?: string;
+  outage?: string;
   json?: boolean;
 }
 
@@ -41,6 +43,10 @@ export function registerEndpoint(program: Command): void {
         '--priority <deadline-first|fifo|default>',
         'who goes first when slots are scarce: command responses, then events, then telemetry (deadline-first, the default), or fifo',
       )
+      .option(
+        '--outage <hold|off|default>',
+        "while the endpoint fails, a batch's messages wait in an outage hold, released at the recovery pace (hold), or each becomes a delivery of its own (off); default: the workers' (REDELIVER_OUTAGE_HOLD, on)",
+      )
       .option('--json', 'print JSON'),
   )
     .addHelpText(
@@ -59,7 +65,7 @@ export function registerEndpoint(program: Command): void {
   )
     .addHelpText('after', '\nExample:\n  $ redeliver endpoint show ingest.example.com --json')
     .action(async (name: string, flags: ConnectionFlags & { json?: boolean }) => {
-      await showAfter(name, flags, (handle) => handle.control());
+      await showAfter(name, flags, (handle) => handle.control(), true);
     });
   for (const mode of MODES) registerMode(endpoint, mode);
 }
@@ -84,17 +90,22 @@ function registerMode(group: Command, mode: (typeof MODES)[number]): void {
     });
 }
 
-/** Does `act` to the endpoint and prints its control as the workers now read it. */
+/** Does `act` to the endpoint and prints its control as the workers now read it; with `withPace`, its recovery pace too. */
 async function showAfter(
   name: string,
   flags: ConnectionFlags & { json?: boolean },
   act: (handle: EndpointHandle) => Promise<EndpointControl>,
+  withPace = false,
 ): Promise<void> {
   const redeliver = await connect(flags);
   try {
     const handle = redeliver.endpoint(name);
     const control = await act(handle);
-    emit(!!flags.json, { endpoint: handle.endpoint, ...control }, () => describe(handle.endpoint, control));
+    const pace = withPace ? await handle.pace() : null;
+    emit(!!flags.json, { endpoint: handle.endpoint, ...control, ...(pace && { pace }) }, () => [
+      ...describe(handle.endpoint, control),
+      ...(pace ? [`  ${paceInWords(pace)}`] : []),
+    ]);
   } finally {
     await redeliver.close();
   }
@@ -107,6 +118,7 @@ const FLAGS = {
   probeEvery: '--probe-every',
   autoDisableAfter: '--auto-disable-after',
   priority: '--priority',
+  outage: '--outage',
 } as const;
 
 /** The flags as a settings change (`default`: back to the workers' default), checked here so that problems name the flags. */
@@ -121,6 +133,7 @@ function settingsFromFlags(flags: SetFlags): EndpointSettingsChange {
       probeEvery: given(flags.probeEvery),
       autoDisableAfter: given(flags.autoDisableAfter),
       priority: given(flags.priority),
+      outage: given(flags.outage),
     }).filter(([, v]) => v !== undefined),
   );
   const { change, problems } = checkSettingsChange(input);
@@ -128,7 +141,7 @@ function settingsFromFlags(flags: SetFlags): EndpointSettingsChange {
   if (Object.keys(input).length === 0)
     named.push({
       field: '--max-in-flight',
-      message: 'or --rate, --breaker, --probe-every, --auto-disable-after, --priority: give at least one',
+      message: 'or --rate, --breaker, --probe-every, --auto-disable-after, --priority, --outage: give at least one',
     });
   if (named.length) throw new InvalidInputError(named, 'flags');
   return change;
@@ -143,6 +156,7 @@ function describe(endpoint: string, control: EndpointControl): string[] {
   const modeWords = mode ? `${mode.state} since ${new Date(mode.since).toISOString()} (${mode.by}): ${mode.reason}` : 'active';
   const auto = typeof settings.autoDisableAfter === 'number' ? `after failing ${formatDuration(settings.autoDisableAfter)}` : 'off';
   const priority = settings.priority ?? `${DEFAULT_PRIORITY} (the default)`;
+  const outage = settings.outage ?? "the workers' default (REDELIVER_OUTAGE_HOLD)";
   return [
     `${endpoint}`,
     `  mode:    ${modeWords}`,
@@ -150,5 +164,6 @@ function describe(endpoint: string, control: EndpointControl): string[] {
     `  priority: ${priority}`,
     `  breaker: ${breakerWords}`,
     `  auto-disable: ${auto}`,
+    `  outage:  ${outage}`,
   ];
 }

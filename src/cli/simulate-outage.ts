@@ -107,8 +107,11 @@ function policyOverrides(flags: OutageFlags, typed: (field: keyof OutageFlags) =
   return input as BackoffPolicyInput;
 }
 
-/** `--budget off | N/s` and `--budget-burst N`; undefined when neither was given (the recorded one stands). */
-function budgetFlags(flags: OutageFlags, problems: Problem[]): RetryBudgetOptions | null | undefined {
+/** `--budget off | N/s` and `--budget-burst N` (burst NaN when not given); undefined when neither was given (the recorded one stands). */
+export function budgetFlags(
+  flags: Pick<OutageFlags, 'budget' | 'budgetBurst'>,
+  problems: Problem[],
+): RetryBudgetOptions | null | undefined {
   if (flags.budget === undefined) {
     if (flags.budgetBurst !== undefined) problems.push({ field: '--budget-burst', message: 'needs --budget N/s' });
     return undefined;

@@ -6,6 +6,8 @@ import { runExperiment, STRATEGIES, type Strategy, type StrategyResult } from '.
 import { withConnectionFlags } from './connection';
 import { wholeNumber } from './number-flags';
 import { simulateOutage, type OutageFlags } from './simulate-outage';
+import { DEFAULT_VOLUME_SCENARIO as VOLUME } from '../simulate/outage-volume';
+import { simulateVolume, volumeOptions, VOLUME_ONLY, type VolumeFlags } from './simulate-volume';
 import { emit } from './output';
 
 interface SimulateFlags {
@@ -36,14 +38,30 @@ const COLORS: Record<Strategy, string> = {
   decorrelated: PALETTE[2],
 };
 
-/** Flags of Brooker's experiment alone, and of a replay of a recorded outage alone. */
-const EXPERIMENT_ONLY = ['clients', 'runs', 'strategy', 'base', 'cap'] as const;
-const REPLAY_ONLY = ['since', 'jitter', 'initial', 'multiplier', 'max', 'maxAttempts', 'maxAge', 'budget', 'budgetBurst'] as const;
+/** What `simulate` runs: Brooker's experiment, a replay of a recorded outage, or the model of an outage at volume. */
+type Mode = 'experiment' | 'replay' | 'volume';
+
+/** The runs a flag is for; a flag not listed is for all (--json). */
+const MODES_OF: Record<string, readonly Mode[]> = {
+  ...Object.fromEntries(['clients', 'runs', 'strategy', 'base', 'cap'].map((f) => [f, ['experiment']])),
+  ...Object.fromEntries(
+    ['fromEndpoint', 'fromFile', 'since', 'jitter', 'initial', 'multiplier', 'max', 'maxAttempts'].map((f) => [f, ['replay']]),
+  ),
+  ...Object.fromEntries(['min', 'seed', 'plot'].map((f) => [f, ['experiment', 'replay']])),
+  ...Object.fromEntries(['maxAge', 'budget', 'budgetBurst'].map((f) => [f, ['replay', 'volume']])),
+  ...Object.fromEntries(VOLUME_ONLY.map((f) => [f, ['volume']])),
+};
+const FOR: Record<Mode, string> = {
+  experiment: "Brooker's experiment",
+  replay: 'a replay (--from-endpoint, --from-file)',
+  volume: '--outage-at-volume',
+};
 
 export function registerSimulate(program: Command): void {
-  withConnectionFlags(program.command('simulate'))
+  const command = withConnectionFlags(program.command('simulate'));
+  command
     .description(
-      'rerun the experiment of Brooker\'s "Exponential Backoff And Jitter": N clients racing to write one row; or replay a recorded outage under another policy (--from-endpoint, --from-file)',
+      'rerun the experiment of Brooker\'s "Exponential Backoff And Jitter": N clients racing to write one row; or replay a recorded outage under another policy (--from-endpoint, --from-file); or model an outage at volume, today\'s design against the outage holds (--outage-at-volume)',
     )
     .option('--clients <n>', 'clients contending for the row (1-1000)', '100')
     .option('--runs <n>', 'runs averaged per strategy (1-10000)', '100')
@@ -65,9 +83,17 @@ export function registerSimulate(program: Command): void {
     .option('--multiplier <n>', 'replay: window growth per attempt')
     .option('--max <duration>', 'replay: cap of the window')
     .option('--max-attempts <n>', 'replay: attempts in all, 0 = unlimited')
-    .option('--max-age <duration>', 'replay: expire this long after the first attempt, or "none"')
-    .option('--budget <rate>', 'replay: the retry budget, off or retries per second such as 10/s (default as recorded)')
-    .option('--budget-burst <n>', 'replay: retries the budget lets out at once on top of the rate (default as recorded, else 20)')
+    .option(
+      '--max-age <duration>',
+      `replay, volume: expire this long after the first attempt, or "none" (volume: default ${formatDuration(VOLUME.maxAgeMs ?? 0)})`,
+    )
+    .option(
+      '--budget <rate>',
+      `replay, volume: the retry budget, off or retries per second such as 10/s (default as recorded; volume: ${VOLUME.budget.perSecond}/s)`,
+    )
+    .option('--budget-burst <n>', 'replay, volume: retries the budget lets out at once on top of the rate (default as recorded, else 20)');
+  for (const [flags, description] of volumeOptions()) command.option(flags, description);
+  command
     .addHelpText(
       'after',
       `
@@ -85,19 +111,28 @@ A recorded outage, replayed under a candidate policy and retry budget (the polic
 recorded kind's policy; --min is the policy's floor here), beside what happened:
   $ redeliver simulate --from-endpoint ingest.example.com --since 7d --budget 20/s --json
   $ redeliver endpoint export ingest.example.com --since 7d > outage.json
-  $ redeliver simulate --from-file outage.json --jitter none --plot replay.svg`,
+  $ redeliver simulate --from-file outage.json --jitter none --plot replay.svg
+
+A 60 s outage at 1,000, 10,000 and 100,000 messages/s, today's design against the outage holds, in
+arithmetic fed with the costs measured on this machine (each one a flag):
+  $ redeliver simulate --outage-at-volume
+  $ redeliver simulate --outage-at-volume --rate 5000 --down 5m --worker-rate 2500 --json`,
     )
-    .action(async (flags: SimulateFlags & OutageFlags, command: Command) => {
+    .action(async (flags: SimulateFlags & OutageFlags & VolumeFlags & { outageAtVolume?: boolean }, command: Command) => {
       const typed = (field: string) => command.getOptionValueSource(field) === 'cli';
       const replay = flags.fromEndpoint !== undefined || flags.fromFile !== undefined;
-      const misplaced = replay ? EXPERIMENT_ONLY.filter(typed) : REPLAY_ONLY.filter(typed);
+      const mode: Mode = flags.outageAtVolume ? 'volume' : replay ? 'replay' : 'experiment';
+      const misplaced = Object.keys(MODES_OF).filter((f) => typed(f) && !MODES_OF[f]!.includes(mode));
       if (misplaced.length) {
-        const what = replay ? "is for Brooker's experiment, not a replay" : 'is for a replay: give --from-endpoint or --from-file';
         throw new InvalidInputError(
-          misplaced.map((f) => ({ field: `--${f.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, message: what })),
+          misplaced.map((f) => ({
+            field: `--${f.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
+            message: `is for ${MODES_OF[f]!.map((m) => FOR[m]).join(' or ')}`,
+          })),
           'flags',
         );
       }
+      if (mode === 'volume') return simulateVolume(flags);
       if (replay) return simulateOutage(flags, typed);
       const { clients, runs, strategies, baseMs, capMs, minMs, seed } = parseFlags(flags);
       const run = (n: number) => runExperiment({ clients: n, runs, strategies, baseMs, capMs, minMs, seed });

@@ -36,5 +36,7 @@ export function formatStatus(s: DeliveryStatus): string[] {
   if (s.lastAttemptAt) lines.push(`  last        ${s.lastAttemptAt}`);
   if (s.nextAttemptAt) lines.push(`  next        ${s.nextAttemptAt}`);
   if (s.lastError) lines.push(`  last error  ${s.lastError.class} ${s.lastError.code}: ${s.lastError.reason}`);
+  if (s.batch) lines.push(`  batch       ${s.batch.workflowId}`);
+  if (s.hold) lines.push(`  hold        ${s.hold.holdId}`);
   return lines;
 }

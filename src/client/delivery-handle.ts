@@ -1,18 +1,21 @@
 import {
   CancelledFailure,
   WorkflowFailedError,
+  WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type WorkflowExecutionDescription,
   type WorkflowHandle,
 } from '@temporalio/client';
 import { retryProgressOf } from '../activities/progress';
 import type { DeliveryMemo } from '../starter/delivery-start';
+import { idParts } from '../delivery/ids';
 import { humanDuration, waitingSummary } from '../delivery/summary';
 import type { DeliveryResult, DeliveryStatus } from '../delivery/types';
 import { isEncryptedValue, type EncryptedValue } from '../encryption/codec';
-import { DeliveryControlError, refusalKindOf } from '../errors';
+import { DeliveryControlError, refusalKindOf, type RefusalKind } from '../errors';
 import {
   Attempts,
+  batchNamed,
   DeliveryKind,
   DeliveryState,
   Endpoint,
@@ -23,11 +26,15 @@ import {
   statusQuery,
   type DeliveryWorkflow,
   type RetryProgress,
+  type TakeOut,
 } from '../contract';
+import { batchedResult, batchedStatus, findBatched, type FoundBatched } from './batched';
+import { findHeld, heldIn, heldStatus, onceVisible, takeOut, type FoundHeld } from './holds';
 
 /*
  * One delivery on the client's side: its status and result (read in the clear when this process has no keys),
- * and its controls (retry now, pause, resume, cancel).
+ * and its controls (retry now, pause, resume, cancel). A message of a batch that waits in an outage hold has no
+ * workflow of its own: the handle finds it in its hold (docs/endpoint-health.md, "Outages").
  */
 
 /**
@@ -47,8 +54,41 @@ export class DeliveryHandle {
     return this.workflow.workflowId;
   }
 
-  /** Where the delivery stands: state, attempts, next attempt time, last error, the attempt log. */
+  /**
+   * Where the delivery stands: state, attempts, next attempt time, last error, the attempt log. A message
+   * waiting in an outage hold is `waiting` there (`hold` names it), with the attempts it made.
+   */
   async status(): Promise<DeliveryStatus> {
+    try {
+      return await this.ownStatus();
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      const { batched, held } = await this.locate();
+      const batch = batched && { batch: batched.batch };
+      if (held && held.view.left?.left !== 'handed-over') return { ...heldStatus(held), ...batch };
+      if (!held && !batched) throw err;
+      const inBatch = !held && batched && batchedStatus(batched);
+      if (inBatch) return inBatch;
+      // handed over (from its batch or its hold) to a delivery of its own, just started
+      return { ...(await onceVisible(() => this.ownStatus())), ...batch };
+    }
+  }
+
+  /**
+   * Where a message without a delivery of its own is (docs/batches.md, "Finding a message by its id"): in its batch,
+   * found by the batch's message index, and in the hold its batch's row names (running or completed); else, for a
+   * batch gone or from before the index, among the running holds of its tenant.
+   */
+  private async locate(): Promise<{ batched: FoundBatched | null; held: FoundHeld | null }> {
+    const client = this.workflow.client;
+    const batched = await findBatched(client, this.deliveryId);
+    const hold = batched?.row?.disposition === 'held' ? batched.row.hold : undefined;
+    const held = hold ? await heldIn(client, hold, this.deliveryId) : batched ? null : await findHeld(client, this.deliveryId);
+    return { batched, held };
+  }
+
+  /** The status of the delivery's own workflow. */
+  private async ownStatus(): Promise<DeliveryStatus> {
     const description = await this.workflow.describe();
     if (description.status.name === 'RUNNING') {
       const status = await this.workflow.query(statusQuery);
@@ -56,14 +96,17 @@ export class DeliveryHandle {
       // while Temporal retries the delivery, its progress is in the retrying activity, not the workflow
       const progress =
         status.state === 'waiting' ? await retryProgressOf(this.workflow.client.options.loadedDataConverter, description) : null;
-      return progress && progress.attempts >= status.attempts ? withProgress(status, progress) : status;
+      const batch = batchOf(description.memo as unknown as DeliveryMemo);
+      return { ...(progress && progress.attempts >= status.attempts ? withProgress(status, progress) : status), ...batch };
     }
     // a closed delivery: its result says it all (no worker needed)
-    const result = await this.result();
+    const result = await this.ownResult();
     if (result.encrypted) return encryptedStatus(this.deliveryId, description, { $encrypted: result.encrypted });
+    const memo = description.memo as unknown as DeliveryMemo;
     return {
       deliveryId: this.deliveryId,
-      ...(description.memo as unknown as DeliveryMemo).delivery,
+      ...memo.delivery,
+      ...batchOf(memo),
       state: result.outcome,
       attempts: result.attempts,
       firstAttemptAt: result.firstAttemptAt,
@@ -76,8 +119,23 @@ export class DeliveryHandle {
     };
   }
 
-  /** Waits for the outcome. A cancelled delivery resolves to outcome `cancelled`. */
+  /**
+   * Waits for the outcome. A cancelled delivery resolves to outcome `cancelled`. A message of a batch without a
+   * delivery of its own: its outcome in its batch or its hold (docs/batches.md, "Finding a message by its id").
+   */
   async result(): Promise<DeliveryResult> {
+    try {
+      return await this.ownResult();
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      const batched = await findBatched(this.workflow.client, this.deliveryId);
+      if (!batched) throw err;
+      return batchedResult(this.workflow.client, batched, () => onceVisible(() => this.ownResult()));
+    }
+  }
+
+  /** The outcome of the delivery's own workflow. */
+  private async ownResult(): Promise<DeliveryResult> {
     try {
       const result = await this.workflow.result();
       return isEncryptedValue(result) ? encryptedResult(this.deliveryId, await this.workflow.describe(), result) : result;
@@ -101,7 +159,10 @@ export class DeliveryHandle {
 
   /** Ends the current wait: the next attempt starts now. Refused unless the delivery is waiting. */
   async retryNow(): Promise<DeliveryStatus> {
-    return this.control(() => this.workflow.executeUpdate(retryNowUpdate));
+    return this.control(() => this.workflow.executeUpdate(retryNowUpdate), {
+      takeOut: { control: 'retryNow' },
+      started: () => this.ownStatus(),
+    });
   }
 
   /**
@@ -109,12 +170,16 @@ export class DeliveryHandle {
    * does not count towards its max age; its deadline, an absolute time, still applies.
    */
   async pause(reason = ''): Promise<DeliveryStatus> {
-    return this.control(() => this.workflow.executeUpdate(pauseUpdate, { args: [reason] }));
+    return this.control(() => this.workflow.executeUpdate(pauseUpdate, { args: [reason] }), {
+      takeOut: { control: 'pause', reason },
+      started: () => this.ownStatus(),
+    });
   }
 
   /** Resumes a paused delivery: it attempts when its planned time has come, at once if that has passed. */
   async resume(): Promise<DeliveryStatus> {
-    return this.control(() => this.workflow.executeUpdate(resumeUpdate));
+    // a held message is not paused: refused as a waiting delivery's resume is, and left in its hold
+    return this.control(() => this.workflow.executeUpdate(resumeUpdate), { refuse: ['NotPaused', 'the delivery is not paused'] });
   }
 
   /**
@@ -122,12 +187,13 @@ export class DeliveryHandle {
    * ended (an attempt in flight finishes first), with its status: the attempts the endpoint saw.
    */
   async cancel(options: { waitMs?: number } = {}): Promise<DeliveryStatus> {
-    await this.control(async () => {
+    const cancel = async () => {
       // Temporal accepts a cancel request for a closed workflow silently; say that it has ended instead
       if ((await this.workflow.describe()).status.name !== 'RUNNING') throw new Error('closed');
       await this.workflow.cancel();
-      return undefined;
-    });
+    };
+    // taken out of a hold, its delivery waits a moment for this cancel
+    await this.control(cancel, { takeOut: { control: 'cancel' }, started: () => this.refusing(cancel) });
     // it ends once an attempt in flight has finished; with no worker to take the request, it would never
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), options.waitMs ?? CANCEL_WAIT_MS)));
@@ -137,8 +203,42 @@ export class DeliveryHandle {
     return visibleStatus(this.deliveryId, await this.workflow.describe(), summary);
   }
 
+  /**
+   * Runs a control. A message waiting in an outage hold is taken out of it, once, into a delivery of its own
+   * that starts with the control applied and its attempts (`started` reads it); or the control is refused. One
+   * that left its hold for a delivery of its own takes the control as any delivery.
+   */
+  private async control<T>(fn: () => Promise<T>, held: HeldControl<T>): Promise<T> {
+    try {
+      return await this.refusing(fn);
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      const { batched, held: found } = await this.locate();
+      if (!found) {
+        if (batched?.row?.disposition === 'delivered')
+          throw new DeliveryControlError(
+            this.deliveryId,
+            'Ended',
+            `the delivery has ended (delivered at once in ${batched.batch.workflowId})`,
+          );
+        if (batched && !batched.row)
+          throw new DeliveryControlError(this.deliveryId, 'NotWaiting', `${batched.batch.workflowId} is making its first attempt`);
+        if (!batched) throw err;
+        // handed over from its batch to a delivery of its own
+        return onceVisible(() => this.refusing(fn));
+      }
+      if (found.view.left?.left === 'delivered')
+        throw new DeliveryControlError(this.deliveryId, 'Ended', 'the delivery has ended (delivered)');
+      if (!found.view.left) {
+        if ('refuse' in held) throw new DeliveryControlError(this.deliveryId, ...held.refuse);
+        if (await takeOut(this.workflow.client, found, held.takeOut)) return onceVisible(held.started);
+      }
+      return onceVisible(() => this.refusing(fn));
+    }
+  }
+
   /** Runs a control, turning "refused" and "already ended" into a DeliveryControlError that says why. */
-  private async control<T>(fn: () => Promise<T>): Promise<T> {
+  private async refusing<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (err) {
@@ -156,6 +256,9 @@ export class DeliveryHandle {
   }
 }
 
+/** What a control does to a message waiting in an outage hold: takes it out with the control applied, or is refused. */
+type HeldControl<T> = { takeOut: TakeOut; started: () => Promise<T> } | { refuse: [RefusalKind, string] };
+
 /** A waiting delivery's status, brought up to date with its retrying activity's progress. */
 function withProgress(status: DeliveryStatus, p: RetryProgress): DeliveryStatus {
   const iso = (t: number) => new Date(t).toISOString();
@@ -170,12 +273,6 @@ function withProgress(status: DeliveryStatus, p: RetryProgress): DeliveryStatus 
     attemptLog: p.attemptLog,
     summary: p.reservedAt !== null ? `${words}; the endpoint's retry budget holds it back for ${humanDuration(delayMs)}` : words,
   };
-}
-
-/** `delivery/<tenant>/<device>/<messageId>`: what the id alone says (it is never encrypted). */
-export function idParts(deliveryId: string): { tenant: string; device: string; messageId: string } {
-  const [, tenant = '', device = '', ...rest] = deliveryId.split('/');
-  return { tenant, device, messageId: rest.join('/') };
 }
 
 /** What a process without the keys can tell of an encrypted delivery: its id, and its search attributes. */
@@ -225,6 +322,12 @@ function visibleStatus(
     pause: null,
     ...(encrypted && { encrypted: d.encrypted }),
   };
+}
+
+/** The batch a delivery came in, as its memo names it (its workflow id, batch/<tenant>/<batch id>). */
+function batchOf(memo: DeliveryMemo | undefined): Pick<DeliveryStatus, 'batch'> {
+  const workflowId = memo?.batch;
+  return workflowId ? { batch: batchNamed(workflowId) } : {};
 }
 
 function encryptedStatus(deliveryId: string, description: WorkflowExecutionDescription, value: EncryptedValue): DeliveryStatus {

@@ -11,7 +11,11 @@ import {
   modeProblems,
   type ModeChange,
 } from '../endpoints/controls';
-import { endpointModeUpdate, endpointSettingsUpdate, endpointStartOptions, type EndpointWorkflow } from '../contract';
+import type { EndpointPace } from '../endpoints/types';
+import { endpointModeUpdate, endpointSettingsUpdate, endpointStartOptions, endpointStatusQuery, type EndpointWorkflow } from '../contract';
+
+/** How long `pace` waits for the endpoint's workflow to answer (a worker runs its query). */
+const PACE_DEADLINE_MS = 3_000;
 
 /**
  * One endpoint's controls, as an operator sets them (`redeliver endpoint …`, Redeliver.endpoint): they live
@@ -36,7 +40,8 @@ export class EndpointHandle {
 
   /**
    * Sets the endpoint's own limits: `{ maxInFlight: 50, rate: '200/s' }`; `'off'` for none, `null` for the
-   * workers' default again. `priority: 'fifo'` shares scarce slots in arrival order instead of deadline-first. Refuses bad values with an InvalidInputError naming each field.
+   * workers' default again. `priority: 'fifo'` shares scarce slots in arrival order instead of deadline-first; `outage: 'off'` lets a batch's messages
+   * become deliveries of their own while the endpoint fails instead of waiting in an outage hold (`'hold'`). Refuses bad values with an InvalidInputError naming each field.
    */
   async set(change: EndpointSettingsInput): Promise<EndpointControl> {
     const { problems, change: checked } = checkSettingsChange(change);
@@ -78,6 +83,22 @@ export class EndpointHandle {
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return { settings: {} };
       throw err;
+    }
+  }
+
+  /**
+   * The recovery pace of the workers sending to it (docs/endpoint-health.md, "Outages: holds and the recovery pace"):
+   * null when none reported one lately, the endpoint has no workflow, or no worker answered within PACE_DEADLINE_MS
+   * (the pace is the workflow's to tell, by a query: `show` still shows the control without a worker).
+   */
+  async pace(): Promise<EndpointPace | null> {
+    try {
+      const status = await this.client.withDeadline(Date.now() + PACE_DEADLINE_MS, () =>
+        this.handle().query(endpointStatusQuery, Date.now()),
+      );
+      return status.pace ?? null;
+    } catch {
+      return null;
     }
   }
 

@@ -149,6 +149,20 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     default: '`true`',
   },
   {
+    name: 'REDELIVER_OUTAGE_HOLD',
+    readBy: ['worker'],
+    meaning:
+      'while an endpoint fails, a batch\'s messages to it wait together in an outage hold and are released at the recovery pace (`on`), or each becomes a delivery of its own (`off`); an endpoint\'s own `outage` setting wins (docs/endpoint-health.md, "Outages: holds and the recovery pace")',
+    default: '`on`',
+  },
+  {
+    name: 'REDELIVER_RECOVERY_MAX_IN_FLIGHT',
+    readBy: ['worker'],
+    meaning:
+      "the recovery pace's cap: held messages in flight at once to one endpoint from one worker as it recovers (within the endpoint's own max-in-flight share)",
+    default: '`128`',
+  },
+  {
     name: 'REDELIVER_MAX_ENDPOINTS_PER_TENANT',
     readBy: ['worker'],
     meaning:

@@ -6,6 +6,7 @@ import { checkSettingsChange, limitsOf, NO_LIMITS, type EndpointLimits, type End
 import { DEFAULT_TIMEOUT_FLOOR_MS } from '../endpoints/health';
 import { parseDuration } from '../policy/duration';
 import { TRACES_EXPORTERS, type TracesExporter } from '../telemetry/tracing';
+import { DEFAULT_RECOVERY_MAX_IN_FLIGHT } from '../worker-services/pacer';
 import { AddressGuard } from '../transports/address-guard';
 import { credentialProblems } from '../transports/mqtt-credentials';
 import { signingSecretProblems, signingSecretsFromEnvironment } from '../transports/signing';
@@ -69,6 +70,10 @@ export interface WorkerSettings extends ClientSettings, RuntimeSettings {
   maxEndpointsPerTenant: number | null;
   /** Where operational events go, signed (docs/endpoint-health.md); null: nowhere. */
   operatorEvents: OperatorEvents | null;
+  /** A batch's messages wait in an outage hold while their endpoint fails, for endpoints without an `outage` setting of their own. */
+  outageHold: boolean;
+  /** The recovery pace's cap on sends in flight to one endpoint from this worker (docs/endpoint-health.md, "Outages: holds and the recovery pace"). */
+  recoveryMaxInFlight: number;
 }
 
 /** The defaults of a Redeliver on a Client the application made; never throws (the Client is configured already). */
@@ -132,6 +137,8 @@ export function workerSettingsFromEnv(env: Environment = process.env): WorkerSet
     endpointTimeoutFloorMs: readTimeoutFloor(reader),
     maxEndpointsPerTenant: readMaxEndpointsPerTenant(reader),
     operatorEvents: readOperatorEvents(reader, signingSecretsFromEnvironment(reader.env)),
+    outageHold: reader.oneOf('REDELIVER_OUTAGE_HOLD', ['on', 'off'], 'on') === 'on',
+    recoveryMaxInFlight: reader.positiveInt('REDELIVER_RECOVERY_MAX_IN_FLIGHT', DEFAULT_RECOVERY_MAX_IN_FLIGHT),
   };
   const workflowTasks = reader.positiveInt('REDELIVER_MAX_CONCURRENT_WORKFLOW_TASKS');
   settings.retryBudget = readRetryBudget(reader);

@@ -2,6 +2,7 @@ import type { Delivery } from '../delivery/types';
 import type { OperationalEvent } from '../endpoints/operational-events';
 import type { CommandSubscription, ReceivedCommand } from '../subscription/types';
 import type { BatchResult, BatchWorkflowInput } from './batch';
+import type { HandOverWhy, HeldMessage, ReleaseEnd, ReleaseInput } from './hold';
 import type { AttemptSuccess, RetryEnd, RetryInput, RetryProgress, SendOptions } from './attempts';
 import type { ArrivalCheck } from './ordering';
 import type { HandOff, HoldEnd, HoldOptions } from './subscription';
@@ -22,6 +23,10 @@ export interface Activities {
   retryDelivery(input: RetryInput): Promise<RetryEnd>;
   /** A batch's first attempts, handing each message not delivered at once to a delivery of its own (docs/batches.md). */
   firstAttempts(input: BatchWorkflowInput): Promise<BatchResult>;
+  /** Sends what waits in an outage hold at the endpoint's recovery pace, reporting to the hold (docs/endpoint-health.md, "Outages"). */
+  releaseHeld(input: ReleaseInput): Promise<ReleaseEnd>;
+  /** Starts a held message's own delivery, carrying its attempts (a dead letter when it ended in the hold). */
+  handOverHeld(message: HeldMessage, why: HandOverWhy): Promise<{ deliveryId: string; created: boolean }>;
   /** A local activity: the retrying activity's progress, null when unknown. */
   retryProgress(workflowId: string): Promise<RetryProgress | null>;
   /** What became of an ordering key's head whose delivery has not said it started (docs/ordering.md). */

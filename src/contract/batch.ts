@@ -1,5 +1,5 @@
 import type { AttemptFailureDetails } from './attempts';
-import type { Delivery } from '../delivery/types';
+import type { Delivery, MessageKind } from '../delivery/types';
 import type { StartPlace } from './ordering';
 
 /*
@@ -30,8 +30,9 @@ export interface FirstAttempt {
 /**
  * `delivered`: at once, nothing more to do. `handed-over`: its own delivery started with the first attempt (or existed).
  * `queued`: an ordered message, not attempted by the batch: its own delivery started at once, to go in its turn on its key.
+ * `held`: its endpoint was failing: it waits with the others in an outage hold (`hold`), sent or not (code `held`).
  */
-export type MessageDisposition = 'delivered' | 'handed-over' | 'queued';
+export type MessageDisposition = 'delivered' | 'handed-over' | 'queued' | 'held';
 
 /** One message of a batch, in the batch's result. */
 export interface MessageResult {
@@ -42,8 +43,14 @@ export interface MessageResult {
   code: string;
   /** ISO time the first attempt ended (an ordered message: when its delivery started). */
   at: string;
+  /** A held message's outage hold (its workflow id): it is found, and steered, by its delivery id there. */
+  hold?: string;
   /** Handed over to a delivery that already existed (the message id was used before): that delivery stands. */
   existing?: true;
+  /** What the message was, for its status by id without the batch's input (absent from results before the message index). */
+  kind?: MessageKind;
+  qos?: 0 | 1;
+  endpoint?: string;
 }
 
 export interface BatchResult {
@@ -52,6 +59,8 @@ export interface BatchResult {
   messages: number;
   delivered: number;
   handedOver: number;
+  /** Waiting in outage holds (absent from batches before holds). */
+  held?: number;
   /** In the order of the batch's deliveries. */
   results: MessageResult[];
 }

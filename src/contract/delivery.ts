@@ -1,4 +1,4 @@
-import type { AttemptError, AttemptRecord, Delivery, DeliveryResult } from '../delivery/types';
+import type { AttemptError, AttemptRecord, Delivery, DeliveryResult, Outcome } from '../delivery/types';
 import type { FirstAttempt } from './batch';
 import type { StartPlace } from './ordering';
 
@@ -23,6 +23,11 @@ export interface DeliveryWorkflowInput {
   carried?: CarriedState;
   /** Started by a batch whose first attempt failed: attempt 2 is next (absent on every other start). */
   firstAttempt?: FirstAttempt;
+  /**
+   * Started from an outage hold where the message ended (docs/endpoint-health.md, "Outages"), with `carried` holding
+   * its attempts there: the delivery ends at once with this outcome, a dead letter like any other.
+   */
+  ended?: { outcome: Outcome; reason: string };
   /** An ordered delivery's place on its key, taken by the client before the start (absent when a batch started it). */
   place?: StartPlace;
   /** Continue as new once the history has this many events (default 4,000; Temporal warns at 10,240). */

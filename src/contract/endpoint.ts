@@ -5,7 +5,7 @@ import type { EventsCarried } from '../endpoints/operational-events';
 import type { EndpointRecording } from '../endpoints/recording';
 import type { TenantEventsCarried } from '../endpoints/tenant-events';
 import type { Timeline } from '../endpoints/timeline';
-import type { AttemptOutcome, EndpointStatus } from '../endpoints/types';
+import type { AttemptOutcome, EndpointStatus, PaceView } from '../endpoints/types';
 
 /*
  * An endpoint's workflow (docs/endpoint-health.md) and a tenant's dead-letter aggregator: what they start
@@ -27,6 +27,8 @@ export interface EndpointCarried {
   pending: AttemptOutcome[];
   heldBack: { second: number; count: number }[];
   lastReportAt: number;
+  /** Each worker's latest recovery pace and when it came; absent in runs from before the pace was reported. */
+  paces?: Record<string, { view: PaceView; at: number }>;
 }
 
 export interface EndpointWorkflowInput {

@@ -28,3 +28,17 @@ export function tenantEventsWorkflowId(tenant: string, taskQueue: string): strin
 export function batchWorkflowId(tenant: string, batchId: string): string {
   return `batch/${tenant}/${batchId}`;
 }
+
+/** A batch named by its workflow id (batchWorkflowId), as a message's status names the batch it came in. */
+export function batchNamed(workflowId: string): { batchId: string; workflowId: string } {
+  return { batchId: workflowId.split('/').slice(2).join('/'), workflowId };
+}
+
+/**
+ * An outage hold's workflow id (docs/endpoint-health.md, "Outages"): one per tenant, endpoint and generation, named
+ * `hold/<tenant>/<endpoint>/<generation>` on the default queue, `hold/<queue>/<tenant>/<endpoint>/<generation>` on others.
+ */
+export function holdWorkflowId(tenant: string, endpoint: string, generation: number, taskQueue: string): string {
+  const queue = taskQueue === DEFAULT_TASK_QUEUE ? '' : `${taskQueue}/`;
+  return `hold/${queue}${tenant}/${endpoint}/${generation}`;
+}

@@ -10,6 +10,7 @@ export * from './definitions';
 export * from './delivery';
 export * from './endpoint';
 export * from './failures';
+export * from './hold';
 export * from './ids';
 export * from './ordering';
 export * from './search-attributes';

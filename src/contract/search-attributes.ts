@@ -12,6 +12,14 @@ export const LastErrorClass = defineSearchAttributeKey('LastErrorClass', SearchA
 export const OrderingKey = defineSearchAttributeKey('OrderingKey', SearchAttributeType.KEYWORD);
 /** An endpoint's health (healthy, failing, recovering), on its endpoint's workflow. */
 export const EndpointHealth = defineSearchAttributeKey('EndpointHealth', SearchAttributeType.KEYWORD);
+/**
+ * A batch's message index (docs/batches.md, "Finding a message by its id"): a short hash of each of its messages'
+ * delivery ids, spread over three lists because one search attribute value may take 2 KiB. SQL visibility allows
+ * three KeywordList attributes: these are all of them.
+ */
+export const BatchMessages1 = defineSearchAttributeKey('BatchMessages1', SearchAttributeType.KEYWORD_LIST);
+export const BatchMessages2 = defineSearchAttributeKey('BatchMessages2', SearchAttributeType.KEYWORD_LIST);
+export const BatchMessages3 = defineSearchAttributeKey('BatchMessages3', SearchAttributeType.KEYWORD_LIST);
 
 export const SEARCH_ATTRIBUTES = [
   DeliveryKind,
@@ -23,4 +31,7 @@ export const SEARCH_ATTRIBUTES = [
   LastErrorClass,
   EndpointHealth,
   OrderingKey,
+  BatchMessages1,
+  BatchMessages2,
+  BatchMessages3,
 ];

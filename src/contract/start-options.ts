@@ -1,10 +1,21 @@
 import type { SearchAttributePair } from '@temporalio/common';
 import { deliveryDetails, deliverySummary, humanDuration } from '../delivery/summary';
-import type { Delivery } from '../delivery/types';
+import type { Delivery, DeliveryStateName } from '../delivery/types';
+import type { CarriedState } from './delivery';
 import { describePolicy } from '../policy/describe';
 import type { CommandSubscription } from '../subscription/types';
 import { endpointWorkflowId, tenantEventsWorkflowId } from './ids';
-import { Attempts, DeliveryKind, DeliveryState, Device, Endpoint, EndpointHealth, OrderingKey, Tenant } from './search-attributes';
+import {
+  Attempts,
+  DeliveryKind,
+  DeliveryState,
+  Device,
+  Endpoint,
+  EndpointHealth,
+  LastErrorClass,
+  OrderingKey,
+  Tenant,
+} from './search-attributes';
 
 /*
  * How each workflow starts, whoever starts it: a delivery from Redeliver.submit and redrive or as
@@ -23,14 +34,16 @@ export function deliveryFacts(d: Delivery) {
  * What operators filter the list by, from the start; the workflow keeps DeliveryState, Attempts and LastErrorClass
  * current. `state`: `queued` for an ordered delivery that starts behind others of its key (docs/ordering.md).
  */
-export function deliverySearchAttributes(d: Delivery, state: 'pending' | 'queued' = 'pending'): SearchAttributePair[] {
+export function deliverySearchAttributes(d: Delivery, state: DeliveryStateName = 'pending', carried?: CarriedState): SearchAttributePair[] {
   return [
     { key: DeliveryKind, value: d.kind },
     { key: DeliveryState, value: state },
     { key: Endpoint, value: d.endpoint },
     { key: Tenant, value: d.tenant },
     { key: Device, value: d.device },
-    { key: Attempts, value: 0 },
+    { key: Attempts, value: carried?.attempts ?? 0 },
+    // a delivery that carries attempts from elsewhere (an outage hold) is searched by its last error's class from the start
+    ...(carried?.lastError ? [{ key: LastErrorClass, value: carried.lastError.class }] : []),
     // an ordered delivery only: a namespace without the attribute still takes the others
     ...(d.orderingKey === undefined ? [] : [{ key: OrderingKey, value: d.orderingKey }]),
   ];
@@ -40,13 +53,13 @@ export function deliverySearchAttributes(d: Delivery, state: 'pending' | 'queued
  * A delivery's id, reuse policy, title and details in the UI, and search attributes. `reuse`: REJECT_DUPLICATE
  * keeps a finished delivery's id (resubmitting returns it instead of sending again); `note` follows the title.
  */
-export function deliveryStartOptions(delivery: Delivery, reuse: Reuse, note?: string, state?: 'pending' | 'queued') {
+export function deliveryStartOptions(delivery: Delivery, reuse: Reuse, note?: string, state?: DeliveryStateName, carried?: CarriedState) {
   return {
     workflowId: delivery.deliveryId,
     workflowIdReusePolicy: reuse,
     staticSummary: deliverySummary(delivery) + (note ? ` (${note})` : ''),
     staticDetails: deliveryDetails(delivery),
-    typedSearchAttributes: deliverySearchAttributes(delivery, state),
+    typedSearchAttributes: deliverySearchAttributes(delivery, state, carried),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { BatchWorkflow } from './batch';
 import type { DeliveryWorkflow } from './delivery';
+import type { HoldWorkflow } from './hold';
 import type { EndpointWorkflow, TenantEventsWorkflow } from './endpoint';
 import type { OrderingWorkflow } from './ordering';
 import type { CommandSubscriptionWorkflow } from './subscription';
@@ -15,4 +16,5 @@ export interface Workflows {
   batchWorkflow: BatchWorkflow;
   orderingWorkflow: OrderingWorkflow;
   tenantEventsWorkflow: TenantEventsWorkflow;
+  holdWorkflow: HoldWorkflow;
 }

@@ -36,6 +36,11 @@ export function expiresAt(delivery: Pick<Delivery, 'policy'>, firstAttemptAt: nu
   return bounds.length ? Math.min(...bounds) : null;
 }
 
+/** Which of its bounds a delivery's expiry is: its `deadline`, or its `max age`. */
+export function expiryName(delivery: Pick<Delivery, 'policy'>, expiry: number): string {
+  return delivery.policy.deadline !== null && expiry === delivery.policy.deadline ? 'deadline' : 'max age';
+}
+
 /** "waiting 37 s after HTTP 503 — attempt 4, expires in 6 d 23 h" */
 export function waitingSummary(args: {
   delayMs: number;

@@ -204,6 +204,10 @@ export interface DeliveryStatus {
   pause: { reason: string; since: string } | null;
   /** Ordered deliveries only: its key, and while it is queued, the earlier delivery it waits for. */
   ordering?: OrderingPlace;
+  /** A message of a batch that waits (or waited) in an outage hold instead of a delivery of its own: the hold's workflow id. */
+  hold?: { holdId: string };
+  /** The batch it came in (docs/batches.md), when it came in one: its batch id and the batch's workflow id. */
+  batch?: { batchId: string; workflowId: string };
   /**
    * Set when this process has no key to read the delivery (it has no REDELIVER_ENCRYPTION_KEYS): the fields
    * come from what Temporal keeps in the clear (its id and search attributes); times, errors and the attempt

@@ -1,6 +1,7 @@
 import type { DeliveryHandle, Redeliver } from '../client/index';
 import type { DeliveryInput } from '../delivery/types';
 import { startFlakyEndpoint } from './flaky-endpoint';
+import { runOutageDemo } from './outage-demo';
 
 /** What the demo sends, and what each should end as. */
 function demoDeliveries(url: string, run: string): { input: DeliveryInput; expect: string }[] {
@@ -154,6 +155,7 @@ endpoint ${host}: ${view.state}, ${view.attemptsLastMinute} attempts in the last
       await new Promise((r) => setTimeout(r, 250));
     }
     await runBatchDemo(redeliver, endpoint.url, run, say);
+    await runOutageDemo(redeliver, endpoint, run, say);
   } finally {
     await endpoint.close();
   }

@@ -14,6 +14,7 @@ import { recordBatchHistories } from './record-batch-histories';
 import { startDevServer } from './dev-server';
 import { freePort } from './ports';
 import { recordEventHistories, recordTenantEventHistories } from './record-event-histories';
+import { recordHoldHistories } from './record-hold-histories';
 import { recordSubscriptionHistories } from './record-mqtt-histories';
 import { recordOrderingHistories } from './record-ordering-histories';
 import { projectRoot } from './temporal-cli';
@@ -200,6 +201,8 @@ async function main(): Promise<void> {
     await recordOrderingHistories(connected, endpoint.url, outDir, only);
     // batches: delivered at once, handed over to deliveries, an ordered message queued
     await recordBatchHistories(connected, endpoint.url, outDir, only);
+    // outage holds: a hold released after the outage, a held message expired there, one taken out by a pause (hold)
+    await recordHoldHistories(connected, outDir, only);
     // command subscriptions, and a delivery over MQTT (its command's response)
     await recordSubscriptionHistories(connected.client, 'record-histories', endpoint.url, outDir, only);
   } finally {

@@ -29,6 +29,11 @@ export interface EndpointSettings {
    * events before telemetry; `fifo`: in arrival order (docs/endpoint-health.md, "Deadline-first").
    */
   priority?: Priority;
+  /**
+   * While the endpoint fails, a batch's messages wait in an outage hold and are released at the recovery pace
+   * (`hold`), or each becomes a delivery of its own (`off`); absent: the worker's default (REDELIVER_OUTAGE_HOLD).
+   */
+  outage?: 'hold' | 'off';
 }
 
 export const DEFAULT_PROBE_EVERY_MS = 1_000;
@@ -108,7 +113,7 @@ export function breakerFor(
 
 const LIMITS = { maxInFlight: { min: 1, max: 100_000 }, rate: { min: 0.001, max: 1_000_000 } } as const;
 const PROBE_EVERY = { min: 100, max: 3_600_000 } as const;
-const KNOWN = 'known: maxInFlight, rate, breaker, probeEvery, autoDisableAfter, priority';
+const KNOWN = 'known: maxInFlight, rate, breaker, probeEvery, autoDisableAfter, priority, outage';
 const AUTO_DISABLE = { min: 60_000, max: 90 * 24 * 3_600_000 } as const;
 const PER = { s: 1, sec: 1, second: 1, m: 60, min: 60, minute: 60, h: 3600, hour: 3600 } as const;
 
@@ -140,7 +145,7 @@ export function checkSettingsChange(input: unknown): { change: EndpointSettingsC
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return { change: {}, problems: [{ field: '(settings)', message: `must be an object (${KNOWN})` }] };
   }
-  const { maxInFlight, rate, breaker, probeEvery, autoDisableAfter, priority, ...rest } = input as Record<string, unknown>;
+  const { maxInFlight, rate, breaker, probeEvery, autoDisableAfter, priority, outage, ...rest } = input as Record<string, unknown>;
   for (const key of Object.keys(rest)) problems.push({ field: key, message: `is not a known field (${KNOWN})` });
   const change: EndpointSettingsChange = {};
   const m = boundOf('maxInFlight', maxInFlight, problems);
@@ -172,6 +177,9 @@ export function checkSettingsChange(input: unknown): { change: EndpointSettingsC
       field: 'priority',
       message: `must be "deadline-first", "fifo", or null for the default; got ${JSON.stringify(priority)}`,
     });
+  if (outage === null || outage === 'hold' || outage === 'off') change.outage = outage;
+  else if (outage !== undefined)
+    problems.push({ field: 'outage', message: `must be "hold", "off", or null for the default; got ${JSON.stringify(outage)}` });
   return { change, problems };
 }
 
@@ -208,6 +216,20 @@ export function applySettings(settings: EndpointSettings, change: EndpointSettin
 export function limitsOf(settings: EndpointSettings | undefined, defaults: EndpointLimits): EndpointLimits {
   const pick = (own: Bound | undefined, fallback: number | null) => (own === undefined ? fallback : own === 'off' ? null : own);
   return { maxInFlight: pick(settings?.maxInFlight, defaults.maxInFlight), rate: pick(settings?.rate, defaults.rate) };
+}
+
+/**
+ * Whether a batch's messages to the endpoint wait in an outage hold while it fails (docs/endpoint-health.md,
+ * "Outages: holds and the recovery pace"): its own `outage` setting, else the worker's default (REDELIVER_OUTAGE_HOLD).
+ */
+export function holdsOutages(control: EndpointControl | undefined, workerDefault: boolean): boolean {
+  const own = control?.settings.outage;
+  return own === undefined ? workerDefault : own === 'hold';
+}
+
+/** One worker's part of an endpoint's bound on attempts in flight: `share` of it (1/N with N workers), at least one. */
+export function workerShare(maxInFlight: number, share: number): number {
+  return Math.max(1, Math.floor(maxInFlight * share));
 }
 
 /** "50 in flight, 200/s", "no limits" */

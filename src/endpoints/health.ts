@@ -56,6 +56,23 @@ export function producersTimeout(outcome: Pick<AttemptOutcome, 'code'>, timeoutM
 }
 export const FAILING_AFTER_MS = 5_000;
 
+/** Attempts in a row that could not be sent, and since when (epoch ms; null while they go through). */
+export interface FailureSpell {
+  failures: number;
+  since: number | null;
+}
+
+/** Whether a spell makes the endpoint failing at `now`: FAILING_AFTER failures in a row, or one that has lasted FAILING_AFTER_MS. */
+export function spellFailing(spell: FailureSpell, now: number): boolean {
+  return spell.failures >= FAILING_AFTER || (spell.since !== null && now - spell.since >= FAILING_AFTER_MS);
+}
+
+/** The spell after one more attempt: one that got through ends it, a failure extends it. */
+export function extendSpell(spell: FailureSpell, outcome: AttemptOutcome): FailureSpell {
+  if (sendingWasPossible(outcome)) return { failures: 0, since: null };
+  return { failures: spell.failures + (outcome.count ?? 1), since: spell.since ?? outcome.at };
+}
+
 export interface EndpointHealth {
   state: EndpointHealthState;
   /** Failed attempts / attempts over the last minute, 0 when none. */
@@ -81,7 +98,7 @@ export function recordHealth(ledger: HealthLedger, outcomes: readonly AttemptOut
     if (down && !(late && spellSince === null)) {
       spellSince ??= o.at;
       spellFailures += n;
-      if (failingSince === null && (spellFailures >= FAILING_AFTER || o.at - spellSince >= FAILING_AFTER_MS)) failingSince = spellSince;
+      if (failingSince === null && spellFailing({ failures: spellFailures, since: spellSince }, o.at)) failingSince = spellSince;
     } else if (!down && spellSince !== null && !(late && o.at < spellSince)) {
       if (failingSince !== null) recoveredAt = o.at;
       spellSince = null;

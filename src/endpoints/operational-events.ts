@@ -18,7 +18,12 @@ export const METRICS = {
   transitions: 'redeliver_endpoint_transitions_total',
   state: 'redeliver_endpoint_state',
   deadLetters: 'redeliver_dead_letters_total',
+  paceWindow: 'redeliver_endpoint_pace_window',
+  paceState: 'redeliver_endpoint_pace_state',
 } as const;
+
+/** `redeliver_endpoint_state` and `redeliver_endpoint_pace_state`: a number per state, the worse the higher. */
+export const STATE_VALUES: Record<EndpointHealthState, number> = { healthy: 0, recovering: 1, failing: 2 };
 
 /** Where a delivery tells its worker it ended a dead letter: a sink, so its history does not change (no command). */
 export interface DeadLetterSinks extends Sinks {

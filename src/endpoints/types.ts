@@ -122,6 +122,23 @@ export interface EndpointDowntimeReport {
   complete: boolean;
 }
 
+/** Where an endpoint stands for a worker's recovery pacer (docs/endpoint-health.md, "Outages: holds and the recovery pace"). */
+export type PaceState = 'healthy' | 'failing' | 'recovering';
+
+/** The pace of one endpoint at one worker, and why (endpoint show, the endpoint workflow's details, metrics). */
+export interface PaceView {
+  state: PaceState;
+  /** Sends in flight allowed now (the window); 0 while failing (probes only). */
+  window: number;
+  inFlight: number;
+  /** The cap on the window: the endpoint's max-in-flight share, or the worker's. */
+  cap: number;
+  /** In words: why the window is what it is (`slow start: doubling while it succeeds`, `halved: http-503 at …`, …). */
+  why: string;
+  /** Epoch ms: when the state last changed. */
+  changedAt: number;
+}
+
 /** What a worker reports to an endpoint's workflow about once a second (EndpointReporter). */
 export interface EndpointReport {
   /** The reporting worker (pid@host/random): the endpoint counts the workers retrying to it. */
@@ -138,6 +155,8 @@ export interface EndpointReport {
   budget?: ReportedBudget;
   /** Deliveries to the endpoint that ended dead letters since its last report (absent from older workers). */
   deadLetters?: DeadLetterTally;
+  /** Its recovery pace, while not healthy or just changed (absent from older workers, and while healthy). */
+  pace?: PaceView;
 }
 
 /** An endpoint as `redeliver endpoints` shows it. Field names are stable (JSON output). */
@@ -159,4 +178,14 @@ export interface EndpointStatus {
   downtimeMs: number;
   downtimePeriods: number;
   summary: string;
+  /** The recovery pace of the workers that reported one in the last 10 s (absent when none did): merged, and per worker. */
+  pace?: EndpointPace;
+}
+
+/**
+ * The workers' paces merged: the worst state (failing, recovering, healthy), the windows, sends in flight and caps
+ * summed, the why of a worker in that state; `workers`: each worker's own.
+ */
+export interface EndpointPace extends Omit<PaceView, 'changedAt'> {
+  workers: Record<string, PaceView>;
 }

@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
-import { deliveryFacts, deliveryStartOptions, type DeliveryWorkflowInput, type FirstAttempt, type StartPlace } from '../contract';
-import type { Delivery } from '../delivery/types';
+import {
+  type CarriedState,
+  deliveryFacts,
+  deliveryStartOptions,
+  type DeliveryWorkflowInput,
+  type FirstAttempt,
+  type StartPlace,
+} from '../contract';
+import type { Delivery, DeliveryStateName, Outcome } from '../delivery/types';
 
 /*
  * How a delivery's workflow is started, whoever starts it: Redeliver.submit and Redeliver.redrive, or a
@@ -31,9 +38,21 @@ export interface DeliveryStart {
   historyLimit?: number;
   redrive?: Redrive;
   /** A batch's failed first attempt (none for an ordered message, attempted in its turn), and the batch's workflow id. */
-  handedOver?: { firstAttempt?: FirstAttempt; batch: string };
+  handedOver?: HandedOver;
   /** An ordered delivery's place on its key, taken before the start: it shows what it waits for from the start. */
   place?: StartPlace;
+}
+
+/**
+ * Where a delivery started by the system comes from: the batch it came in, with its batch's failed first attempt, or,
+ * from an outage hold (`hold`), the attempts it made there (`carried`) and, if it ended there, how (`ended`).
+ */
+export interface HandedOver {
+  batch: string;
+  firstAttempt?: FirstAttempt;
+  hold?: string;
+  carried?: CarriedState;
+  ended?: { outcome: Outcome; reason: string };
 }
 
 /** The options of `client.workflow.start('deliveryWorkflow', …)`, but for the redrive's request id (Redeliver.redrive). */
@@ -44,6 +63,8 @@ export function deliveryStart(delivery: Delivery, start: DeliveryStart) {
     limited: true,
     ...(start.historyLimit && { historyLimit: start.historyLimit }),
     ...(handedOver?.firstAttempt && { firstAttempt: handedOver.firstAttempt }),
+    ...(handedOver?.carried && { carried: handedOver.carried }),
+    ...(handedOver?.ended && { ended: handedOver.ended }),
     ...(start.place && { place: { position: start.place.position, behind: start.place.behind } }),
   };
   const memo: DeliveryMemo = {
@@ -52,9 +73,9 @@ export function deliveryStart(delivery: Delivery, start: DeliveryStart) {
     ...(redrive && { redriveOf: redrive.of, redriveToken: redrive.token }),
     ...(handedOver && { batch: handedOver.batch }),
   };
-  const note = redrive ? 'redriven' : handedOver ? `from ${handedOver.batch}` : undefined;
+  const note = redrive ? 'redriven' : handedOver ? `from ${handedOver.hold ?? handedOver.batch}` : undefined;
   return {
-    ...deliveryStartOptions(delivery, start.reuse, note, start.place?.position ? 'queued' : 'pending'),
+    ...deliveryStartOptions(delivery, start.reuse, note, startState(start), handedOver?.carried),
     taskQueue: start.taskQueue,
     // its activities inherit it: the task queue dispatches tenants' attempts fairly (docs/threat-model.md)
     priority: { fairnessKey: fairnessKeyOf(delivery.tenant) },
@@ -80,4 +101,12 @@ export function fairnessKeyOf(tenant: string): string {
 export function fingerprintOf(delivery: Delivery): string {
   const { submittedAt: _submittedAt, ...rest } = delivery;
   return createHash('sha256').update(JSON.stringify(rest)).digest('base64url').slice(0, 22);
+}
+
+/** The DeliveryState a delivery starts with: queued behind others of its key, or as it stood in the hold it came from. */
+function startState(start: DeliveryStart): DeliveryStateName {
+  const { handedOver } = start;
+  if (handedOver?.ended) return handedOver.ended.outcome;
+  if (handedOver?.carried) return handedOver.carried.pause ? 'paused' : 'waiting';
+  return start.place?.position ? 'queued' : 'pending';
 }

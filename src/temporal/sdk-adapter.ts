@@ -11,6 +11,7 @@ import {
   type Client,
   type ConnectionOptions,
   type WorkflowExecutionDescription,
+  type WorkflowClient,
   type WorkflowExecutionInfo,
   type WorkflowService,
 } from '@temporalio/client';
@@ -63,12 +64,19 @@ export async function pendingActivityHeartbeat<T>(
  * run as an activity's info names it (its workflow's namespace and execution).
  */
 export async function storedStartInput(
-  client: Client,
+  client: Pick<Client, 'workflowService'>,
   run: { workflowNamespace?: string; workflowExecution?: { workflowId: string; runId?: string } },
 ): Promise<Payload | undefined> {
   const { workflowNamespace: namespace, workflowExecution: execution } = run;
   const { history } = await client.workflowService.getWorkflowExecutionHistory({ namespace, execution, maximumPageSize: 1 });
   return history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0] ?? undefined;
+}
+
+/** The first argument of a workflow run's start, decoded by the client's data converter (an EncryptedValue to a process without keys); undefined when it has none. */
+export async function startArgument<T>(client: WorkflowClient, workflowId: string, runId?: string): Promise<T | undefined> {
+  const execution = { workflowId, ...(runId && { runId }) };
+  const stored = await storedStartInput(client, { workflowNamespace: client.options.namespace, workflowExecution: execution });
+  return stored && decodeFromPayloadsAtIndex<T>(client.options.loadedDataConverter, 0, [stored]);
 }
 
 /** The identities of the workers polling a task queue for activities, as Temporal last saw them. */

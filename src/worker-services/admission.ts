@@ -1,6 +1,6 @@
 import { RetryBudget, type Grant } from '../endpoints/budget';
 import type { Breaker } from './breaker';
-import { limitsOf, NO_LIMITS, type EndpointControl, type EndpointLimits } from '../endpoints/controls';
+import { limitsOf, NO_LIMITS, workerShare, type EndpointControl, type EndpointLimits } from '../endpoints/controls';
 import { RankedCells, RANKS, rankOf } from '../endpoints/priority';
 import type { MessageKind } from '../policy/types';
 import { RankedQueue } from './ranked-queue';
@@ -279,7 +279,7 @@ export class EndpointAdmission {
     const max = gate.limits.maxInFlight;
     const release = (durationMs: number) => this.release(gate, durationMs);
     if (max === null) return { go: true, release: (d) => this.measure(gate, d) };
-    const mine = Math.max(1, Math.floor(max * options.share));
+    const mine = workerShare(max, options.share);
     if (gate.inFlight < mine && gate.waiters.length === 0) {
       gate.inFlight++;
       return { go: true, release };

@@ -1,6 +1,6 @@
 import { DEFAULT_PROBE_EVERY_MS, type EndpointControl } from '../endpoints/controls';
 import { sendingWasPossible } from '../endpoints/downtime';
-import { FAILING_AFTER, FAILING_AFTER_MS } from '../endpoints/health';
+import { extendSpell, spellFailing } from '../endpoints/health';
 import type { AttemptOutcome } from '../endpoints/types';
 
 /*
@@ -40,7 +40,7 @@ export class Breaker {
     const watch = this.watch(endpoint);
     const now = this.now();
     const remote = control?.breaker?.open === true && watch.lastSuccessAt <= (control.breaker.since ?? 0);
-    const local = watch.failures >= FAILING_AFTER || (watch.since !== null && now - watch.since >= FAILING_AFTER_MS);
+    const local = spellFailing(watch, now);
     if (!remote && !local) return 'closed';
     const prober = remote ? control!.breaker!.prober : null;
     const every = control?.settings.probeEvery ?? DEFAULT_PROBE_EVERY_MS;
@@ -58,12 +58,8 @@ export class Breaker {
   /** Every attempt's outcome (an AttemptListener's): a failure extends the spell, one that got through ends it. */
   attempted(endpoint: string, outcome: AttemptOutcome): void {
     const watch = this.watch(endpoint);
-    if (sendingWasPossible(outcome)) {
-      Object.assign(watch, { failures: 0, since: null, lastSuccessAt: Math.max(watch.lastSuccessAt, outcome.at) });
-      return;
-    }
-    watch.failures += outcome.count ?? 1;
-    watch.since ??= outcome.at;
+    Object.assign(watch, extendSpell(watch, outcome));
+    if (sendingWasPossible(outcome)) watch.lastSuccessAt = Math.max(watch.lastSuccessAt, outcome.at);
   }
 
   private watch(endpoint: string): Watch {

@@ -21,6 +21,7 @@ import type {
   DeadLetterTally,
   DeliveryEnd,
   EndpointReport,
+  PaceView,
   ReportedBudget,
   RetryLateness,
 } from '../endpoints/types';
@@ -35,6 +36,8 @@ const SHARE_EVERY_MS = 10_000;
 const ABSENT_RECHECK_MS = 10_000;
 /** An endpoint with nothing to report for this long is forgotten. */
 const FORGET_MS = 60_000;
+/** A pace is reported this long after it changed, healthy or not (the change reaches the workflow); while not healthy, always. */
+const PACE_RECENT_MS = 10_000;
 /** The distinct endpoints a tenant's attempts open workflows for are counted over this window (REDELIVER_MAX_ENDPOINTS_PER_TENANT). */
 export const TENANT_ENDPOINTS_WINDOW_MS = 10 * 60_000;
 
@@ -81,6 +84,8 @@ export class EndpointReporter {
   private workers = 1;
   /** Outcomes dropped because Temporal could not be reached for long. */
   dropped = 0;
+  /** The worker's recovery pacer, whose pace of each endpoint goes with its reports. */
+  private pacer: { describe(endpoint: string): PaceView } | undefined;
   /** Outcomes not reported: their endpoint has no workflow, and their tenant had opened its bound of them (REDELIVER_MAX_ENDPOINTS_PER_TENANT). */
   unopened = 0;
   /** Per tenant, the endpoints its attempts opened workflows for in the window, and when each was last attempted. */
@@ -96,16 +101,20 @@ export class EndpointReporter {
       budget?: ReportedBudget;
       /** Distinct endpoints one tenant's attempts may open workflows for within TENANT_ENDPOINTS_WINDOW_MS; null: no bound. */
       maxEndpointsPerTenant?: number | null;
+      /** Told when this worker's share of the budget changes (the worker's log, at INFO). */
+      log?: (message: string) => void;
     } = {},
   ) {
     this.identity = options.identity ?? `${process.pid}@${hostname()}/${randomUUID().slice(0, 8)}`;
     this.flushMs = options.flushMs ?? 1_000;
     this.budget = options.budget;
+    this.log = options.log ?? (() => undefined);
     this.maxEndpointsPerTenant =
       options.maxEndpointsPerTenant === undefined ? DEFAULT_MAX_ENDPOINTS_PER_TENANT : options.maxEndpointsPerTenant;
   }
 
   private readonly flushMs: number;
+  private readonly log: (message: string) => void;
   /** The retry budget this worker runs with, told to each endpoint: a replay of its outages starts from it. */
   private readonly budget: ReportedBudget | undefined;
 
@@ -153,6 +162,11 @@ export class EndpointReporter {
     }
     seen.set(endpoint, now);
     return true;
+  }
+
+  /** Reports the pace of each endpoint it reports on, while not healthy or just changed (docs/endpoint-health.md, "Outages"). */
+  showPaceOf(pacer: { describe(endpoint: string): PaceView }): void {
+    this.pacer = pacer;
   }
 
   heldBack(endpoint: string): void {
@@ -225,6 +239,10 @@ export class EndpointReporter {
       const pollers = await this.client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () => activityPollers(this.client, this.taskQueue));
       const identities = new Set(pollers);
       identities.add(this.identity);
+      if (identities.size !== this.workers)
+        this.log(
+          `retry budget: this worker now takes 1/${identities.size} of each endpoint's (${identities.size} workers poll task queue "${this.taskQueue}")`,
+        );
       this.workers = identities.size;
     } catch {
       // Temporal unreachable: keep the last count
@@ -250,9 +268,12 @@ export class EndpointReporter {
   }
 
   private async report(endpoint: string, b: Buffer): Promise<void> {
+    const pace = this.paceOf(endpoint);
     if (b.outcomes.length === 0 && b.heldBack === 0 && b.ended.length === 0 && b.late.length === 0 && !b.deadLetters) {
-      // an endpoint this worker no longer sends to
-      if (Date.now() - b.activeAt > FORGET_MS) this.endpoints.delete(endpoint);
+      // an endpoint this worker no longer sends to (its pace healthy long since). A pace goes only with attempts: one
+      // that changes by time alone (failing by a spell, healthy when quiet) costs the endpoint's workflow no report,
+      // so that its history stays flat however long an outage with nothing sent lasts
+      if (!pace && Date.now() - b.activeAt > FORGET_MS) this.endpoints.delete(endpoint);
       return;
     }
     const outcomes = b.outcomes.splice(0);
@@ -272,6 +293,7 @@ export class EndpointReporter {
       ...(late.length && { late }),
       ...(this.budget && { budget: this.budget }),
       ...(deadLetters && { deadLetters }),
+      ...(pace && { pace }),
     };
     try {
       // a report that cannot go out in a few seconds waits for the next round, not for Temporal to come back
@@ -289,6 +311,12 @@ export class EndpointReporter {
       b.heldBack += heldBack;
       if (deadLetters) b.deadLetters = mergeTally(b.deadLetters, deadLetters);
     }
+  }
+
+  /** The endpoint's pace to report: while not healthy, or changed lately (reports stay small while all is well). */
+  private paceOf(endpoint: string): PaceView | undefined {
+    const view = this.pacer?.describe(endpoint);
+    return view && (view.state !== 'healthy' || Date.now() - view.changedAt < PACE_RECENT_MS) ? view : undefined;
   }
 
   /** Signal-with-start when the report may open the endpoint's workflow; otherwise a signal, which reaches only one that runs. */

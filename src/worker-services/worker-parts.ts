@@ -2,6 +2,7 @@ import type { Worker } from '@temporalio/worker';
 import type { ControlCache } from './control-cache';
 import type { EndpointReporter } from './endpoint-reporter';
 import type { EndpointAdmission } from './admission';
+import type { Pacer } from './pacer';
 import type { MqttPool } from '../transports/mqtt';
 
 /**
@@ -14,6 +15,8 @@ export interface WorkerParts {
   /** What the worker knows of each endpoint's control, and the limits it applies; null when it applies none. */
   controls: ControlCache | null;
   admission: EndpointAdmission | null;
+  /** The recovery pace of outage holds, per endpoint (docs/endpoint-health.md, "Outages: holds and the recovery pace"). */
+  pacer: Pacer;
   /** Closes what createWorker opened: the reporter (after a last report), the connection it made, the pools, tracing. */
   close(): Promise<void>;
 }

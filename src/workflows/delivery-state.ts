@@ -275,6 +275,11 @@ export class DeliveryTracker {
     return this.finish(outcome, reason);
   }
 
+  /** A message that ended in an outage hold (DeliveryWorkflowInput.ended): its delivery records that end, its attempts carried. */
+  endedInHold(ended: { outcome: Outcome; reason: string }): DeliveryResult {
+    return this.finish(ended.outcome, ended.reason);
+  }
+
   delivered(ok: AttemptSuccess, startedAt: number): DeliveryResult {
     this.recordAttempt(startedAt, ok, true);
     return this.finish('delivered', `${ok.reason} on attempt ${this.attempts}`);

@@ -37,6 +37,8 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
   // an ordered delivery (docs/ordering.md) goes in its turn: a field runs from before ordering never had
   const ordered = input.delivery.orderingKey !== undefined;
   if (ordered) setHandler(orderingNoticeSignal, (notice) => d.noticed(notice));
+  // a message that ended in an outage hold: its delivery is its dead letter (a new field: no run recorded before it has it)
+  if (input.ended) return endedInHold(d, input);
   try {
     // a run continued as new had its turn already
     if (ordered && !input.carried) await waitForTurn(d);
@@ -56,4 +58,10 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
     }
     throw err;
   }
+}
+
+function endedInHold(d: DeliveryTracker, input: DeliveryWorkflowInput): DeliveryResult {
+  const result = d.endedInHold(input.ended!);
+  tellDeadLetter(input.delivery, result);
+  return result;
 }

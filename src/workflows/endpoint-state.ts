@@ -26,7 +26,8 @@ import {
   type OutageRecording,
 } from '../endpoints/recording';
 import { addToTimeline, type Timeline } from '../endpoints/timeline';
-import type { AttemptOutcome, EndpointDowntimeReport, EndpointReport, EndpointStatus } from '../endpoints/types';
+import { mergePaces, paceInWords } from '../endpoints/pace';
+import type { AttemptOutcome, EndpointDowntimeReport, EndpointPace, EndpointReport, EndpointStatus, PaceView } from '../endpoints/types';
 import { nextWake } from '../endpoints/wake';
 import { EndpointHealth } from '../contract';
 import type { EndpointCarried, EndpointWorkflowInput } from '../contract';
@@ -37,6 +38,11 @@ import type { WorkflowEffects } from './visibility';
 export const SETTLE_MS = 3_000;
 /** A worker counts towards an endpoint's budget share while it reported within this time. */
 export const WORKER_TTL_MS = 10_000;
+/**
+ * A worker's recovery pace is kept until it reports another, or this long: a pace goes only with a worker's attempts
+ * (a long outage with nothing sent costs no reports), and an outage's probes report at least this often.
+ */
+export const PACE_TTL_MS = 60_000;
 /** An endpoint workflow nobody reported to for this long completes (a new report starts a fresh one). */
 export const IDLE_CLOSE_MS = 30 * 24 * 3600_000;
 
@@ -98,6 +104,8 @@ export class EndpointTracker {
   private pending: AttemptOutcome[];
   private heldBack: { second: number; count: number }[];
   private lastReportAt: number;
+  /** Each worker's latest recovery pace, and when it came (kept until replaced, at most PACE_TTL_MS). */
+  private readonly paces: Record<string, { view: PaceView; at: number }>;
   /** The state in the search attribute; null until the first run's loop sets it. */
   private shownState: EndpointHealthState | null;
 
@@ -116,6 +124,7 @@ export class EndpointTracker {
     this.pending = [...(carried?.pending ?? [])];
     this.heldBack = [...(carried?.heldBack ?? [])];
     this.lastReportAt = carried?.lastReportAt ?? this.now();
+    this.paces = { ...carried?.paces };
     this.events = new EndpointEvents(this.endpoint, carried?.events);
     this.controls = new EndpointControls(carried?.controls, {
       effects: this.effects,
@@ -141,6 +150,7 @@ export class EndpointTracker {
       else this.heldBack.push({ second, count: report.heldBack });
     }
     if (report.deadLetters) this.events.deadLettered(report.deadLetters);
+    if (report.pace) this.paces[report.worker] = { view: report.pace, at: now };
     this.lastReportAt = now;
     this.reported = true;
   }
@@ -160,7 +170,8 @@ export class EndpointTracker {
       this.effects.upsert([{ key: EndpointHealth, value: h.state }]);
       this.shownState = h.state;
     }
-    this.effects.details(summaryOf(h, now));
+    const pace = this.paceAt(now);
+    this.effects.details(pace ? `${summaryOf(h, now)}\n\n${paceInWords(pace)}` : summaryOf(h, now));
   }
 
   /**
@@ -204,6 +215,7 @@ export class EndpointTracker {
     const h = healthAt(c.health, now);
     const downtime = endpointDowntimeReport(c.ledger, now);
     const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+    const pace = this.paceAt(now);
     return {
       endpoint: this.endpoint,
       state: h.state,
@@ -217,6 +229,7 @@ export class EndpointTracker {
       downtimeMs: downtime.totalMs,
       downtimePeriods: downtime.periods.length,
       summary: summaryOf(h, now),
+      ...(pace && { pace }),
     };
   }
 
@@ -252,7 +265,14 @@ export class EndpointTracker {
       pending: this.pending,
       heldBack: this.heldBack,
       lastReportAt: this.lastReportAt,
+      paces: this.paces,
     };
+  }
+
+  /** The paces of the workers that reported one within PACE_TTL_MS of `now`, merged; null when none did. */
+  private paceAt(now: number): EndpointPace | null {
+    const fresh = Object.entries(this.paces).filter(([, p]) => now - p.at < PACE_TTL_MS);
+    return mergePaces(Object.fromEntries(fresh.map(([worker, p]) => [worker, p.view])));
   }
 
   /** Records what has settled, in time order (reports of several workers interleave), and forgets what has aged out. */
@@ -266,6 +286,7 @@ export class EndpointTracker {
       this.recording = recordAttempts(this.recording, settled);
     }
     for (const [worker, t] of Object.entries(this.workers)) if (now - t >= WORKER_TTL_MS) delete this.workers[worker];
+    for (const [worker, p] of Object.entries(this.paces)) if (now - p.at >= PACE_TTL_MS) delete this.paces[worker];
     this.heldBack = this.heldBack.filter((h) => h.second > Math.floor(now / 1000) - 60);
   }
 

@@ -5,8 +5,17 @@ import { endpointWorkflow } from './endpoint';
 import { batchWorkflow } from './batch';
 import { orderingWorkflow } from './ordering';
 import { tenantEventsWorkflow } from './tenant-events';
+import { holdWorkflow } from './hold';
 
-export { deliveryWorkflow, commandSubscriptionWorkflow, endpointWorkflow, batchWorkflow, orderingWorkflow, tenantEventsWorkflow };
+export {
+  deliveryWorkflow,
+  commandSubscriptionWorkflow,
+  endpointWorkflow,
+  batchWorkflow,
+  orderingWorkflow,
+  tenantEventsWorkflow,
+  holdWorkflow,
+};
 
 // the compiler holds each workflow to the signature the contract gives its starters (type-only: nothing in the bundle)
 type Registered<W extends Workflows> = W;
@@ -17,4 +26,5 @@ export type Checked = Registered<{
   batchWorkflow: typeof batchWorkflow;
   orderingWorkflow: typeof orderingWorkflow;
   tenantEventsWorkflow: typeof tenantEventsWorkflow;
+  holdWorkflow: typeof holdWorkflow;
 }>;

@@ -5,15 +5,13 @@ import { DEAD_LETTER_STATES } from '../delivery/filter';
 import type { EndpointHealthState } from '../endpoints/health';
 import {
   METRICS,
+  STATE_VALUES,
   type DeadLetterOutcome,
   type DeadLetterSinks,
   type EndpointEvents,
   type OperationalEvent,
 } from '../endpoints/operational-events';
 import { OPERATIONAL_EVENTS } from './patches';
-
-/** `redeliver_endpoint_state`: a number per state, the worse the higher. */
-export const STATE_VALUES: Record<EndpointHealthState, number> = { healthy: 0, recovering: 1, failing: 2 };
 
 /** Starting the events' deliveries is quick; one that keeps failing is a bug, and must not hold the endpoint's loop for long. */
 const { announceEvents } = proxyActivities<Activities>({

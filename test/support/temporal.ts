@@ -58,6 +58,12 @@ export interface HarnessOptions {
   endpointLimits?: EndpointLimits | null;
   /** Distinct endpoints one tenant's attempts may open endpoint workflows for (10 min); null: no bound. Default: production's (100). */
   maxEndpointsPerTenant?: number | null;
+  /**
+   * Whether a batch's messages wait in an outage hold while their endpoint fails (REDELIVER_OUTAGE_HOLD). Default: on,
+   * as in production. Off for tests of the delivery of its own a failed message gets: their messages fail one by one on
+   * purpose, to one endpoint, which then looks failing.
+   */
+  outageHold?: boolean;
   /** How long the worker uses its copy of an endpoint's control, and the client's control changes wait for. Default: production's (2 s). */
   controlTtlMs?: number;
 }
@@ -106,6 +112,7 @@ export function createTestWorker(address: string, taskQueue: string, options: Ha
     endpointLimits: options.endpointLimits === undefined ? NO_LIMITS : options.endpointLimits,
     ...(options.maxEndpointsPerTenant !== undefined && { maxEndpointsPerTenant: options.maxEndpointsPerTenant }),
     ...(options.controlTtlMs !== undefined && { controlTtlMs: options.controlTtlMs }),
+    ...(options.outageHold !== undefined && { outageHold: options.outageHold }),
     tracing: null,
     // the SDK's defaults, which the tests' bounds were measured with on a loaded 2-core machine: 100 attempts
     // in flight (production's 200 made the soak a third slower there in one comparison), a worker that stops at once

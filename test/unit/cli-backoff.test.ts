@@ -234,3 +234,55 @@ describe('redeliver simulate', () => {
     expect(help).toContain('$ redeliver simulate --clients 100 --runs 100 --strategy all --json');
   });
 });
+
+interface VolumeReport {
+  scenario: { downMs: number; workers: number | null };
+  costs: { workerRate: number };
+  rates: { rate: number; today: { backlog: number }; holds: { backlog: number; workers: number }; breaksNext: string }[];
+}
+
+describe('redeliver simulate --outage-at-volume', () => {
+  test('--json: both designs per rate, with the scenario and the costs the flags set', async () => {
+    const report = JSON.parse(
+      await run('simulate', '--outage-at-volume', '--rate', '1000,2000', '--worker-rate', '850.5', '--workers', '4', '--json'),
+    ) as VolumeReport;
+    expect(report.costs.workerRate).toBe(850.5);
+    expect(report.scenario).toMatchObject({ downMs: 60_000, workers: 4 });
+    expect(report.rates.map((r) => r.rate)).toEqual([1000, 2000]);
+    expect(report.rates[1]!.today.backlog).toBe(2 * report.rates[0]!.today.backlog);
+    expect(report.rates[0]!.holds.workers).toBe(4);
+  });
+
+  test('text: a column per rate and design, and where the hold design breaks next, a sentence per rate', async () => {
+    const text = await run('simulate', '--outage-at-volume', '--rate', '1000,10000', '--down', '30s');
+    expect(text).toContain('An outage of 30 s');
+    expect(text).toMatch(/1,000\/s\s+10,000\/s/);
+    expect(text).toMatch(/requests while down\s+[\d,]+\s+[\d,]+/);
+    expect(text).toMatch(/^At 1,000 msg\/s .+\.$/m);
+    expect(text).toMatch(/^At 10,000 msg\/s .+\.$/m);
+  });
+
+  test('bad flags: every problem at once, and flags of the other runs refused', async () => {
+    const problems = await badFlags(
+      'simulate',
+      '--outage-at-volume',
+      '--rate',
+      '0,x',
+      '--down',
+      'soon',
+      '--budget',
+      'off',
+      '--held-bytes',
+      '-1',
+    );
+    expect(problems.map((p) => p.field).sort()).toEqual(['--budget', '--down', '--held-bytes', '--rate', '--rate']);
+    expect(await badFlags('simulate', '--outage-at-volume', '--clients', '5', '--seed', '2')).toEqual([
+      { field: '--clients', message: "is for Brooker's experiment" },
+      { field: '--seed', message: "is for Brooker's experiment or a replay (--from-endpoint, --from-file)" },
+    ]);
+    expect(await badFlags('simulate', '--worker-rate', '900')).toEqual([{ field: '--worker-rate', message: 'is for --outage-at-volume' }]);
+    expect(await badFlags('simulate', '--budget', '5/s')).toEqual([
+      { field: '--budget', message: 'is for a replay (--from-endpoint, --from-file) or --outage-at-volume' },
+    ]);
+  });
+});

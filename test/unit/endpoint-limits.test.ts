@@ -1,6 +1,6 @@
 import { EndpointAdmission, IN_FLIGHT, RATE } from '../../src/worker-services/admission';
 import { Breaker } from '../../src/worker-services/breaker';
-import { applySettings, checkSettingsChange, limitsOf, parseRate } from '../../src/endpoints/controls';
+import { applySettings, checkSettingsChange, holdsOutages, limitsOf, parseRate } from '../../src/endpoints/controls';
 
 // Per-endpoint limits: the settings an operator gives, and how one worker applies its share of them.
 
@@ -14,7 +14,10 @@ describe('endpoint settings', () => {
 
   test('every bad field is named at once; off, numbers and null (the default again) are taken', () => {
     expect(checkSettingsChange({ maxInFlight: 2.5, rate: '200/day', burst: 3 }).problems).toEqual([
-      { field: 'burst', message: 'is not a known field (known: maxInFlight, rate, breaker, probeEvery, autoDisableAfter, priority)' },
+      {
+        field: 'burst',
+        message: 'is not a known field (known: maxInFlight, rate, breaker, probeEvery, autoDisableAfter, priority, outage)',
+      },
       { field: 'maxInFlight', message: 'must be a whole number from 1 to 100000, "off", or null for the default; got 2.5' },
       {
         field: 'rate',
@@ -27,6 +30,18 @@ describe('endpoint settings', () => {
       problems: [],
     });
     expect(applySettings({ maxInFlight: 5, rate: 10 }, { rate: null, maxInFlight: 50 })).toEqual({ maxInFlight: 50 });
+  });
+
+  test("the outage setting: hold or off, null for the workers' default, which applies while the endpoint has none", () => {
+    expect(checkSettingsChange({ outage: 'off' })).toEqual({ change: { outage: 'off' }, problems: [] });
+    expect(checkSettingsChange({ outage: null })).toEqual({ change: { outage: null }, problems: [] });
+    expect(checkSettingsChange({ outage: 'pause' }).problems).toEqual([
+      { field: 'outage', message: 'must be "hold", "off", or null for the default; got "pause"' },
+    ]);
+    expect(holdsOutages(undefined, true)).toBe(true);
+    expect(holdsOutages({ settings: {} }, false)).toBe(false);
+    expect(holdsOutages({ settings: { outage: 'off' } }, true)).toBe(false);
+    expect(holdsOutages({ settings: { outage: 'hold' } }, false)).toBe(true);
   });
 
   test("an endpoint's own limits win over the workers' default; off is none", () => {

@@ -1,9 +1,16 @@
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { EndpointControl } from '../../src/endpoints/controls';
 import { FAILING_AFTER_MS, RECOVERY_MS } from '../../src/endpoints/health';
-import type { AttemptOutcome, EndpointReport } from '../../src/endpoints/types';
+import type { AttemptOutcome, EndpointReport, PaceView } from '../../src/endpoints/types';
 import type { EndpointCarried } from '../../src/contract';
-import { EndpointTracker, IDLE_CLOSE_MS, SETTLE_MS, WORKER_TTL_MS, type EndpointEffects } from '../../src/workflows/endpoint-state';
+import {
+  EndpointTracker,
+  IDLE_CLOSE_MS,
+  PACE_TTL_MS,
+  SETTLE_MS,
+  WORKER_TTL_MS,
+  type EndpointEffects,
+} from '../../src/workflows/endpoint-state';
 
 // An endpoint's state and decisions without a server: the workflow's loop (workflows/endpoint.ts) runs them,
 // and the search attribute updates, memos and patch markers recorded here are the commands its history holds.
@@ -19,8 +26,9 @@ function tracked(patches: string[] = ['endpoint-breaker'], carried?: EndpointCar
   const clock = { t: T0 };
   const commands: string[] = [];
   const memos: EndpointControl[] = [];
+  const details: string[] = [];
   const effects: EndpointEffects = {
-    details: () => undefined,
+    details: (words) => details.push(words),
     upsert: (pairs: SearchAttributeUpdatePair[]) => commands.push(`EndpointHealth=${String(pairs[0]!.value)}`),
     patched: (id) => {
       commands.push(`patched ${id}`);
@@ -46,7 +54,7 @@ function tracked(patches: string[] = ['endpoint-breaker'], carried?: EndpointCar
     });
     return { events, wait };
   };
-  return { d, clock, commands, memos, turn };
+  return { d, clock, commands, memos, details, turn };
 }
 
 describe('failing by time alone, and the wake', () => {
@@ -126,6 +134,49 @@ describe('breaker', () => {
     turn(T0 + SETTLE_MS + 2);
     expect(d.status(T0 + SETTLE_MS + 2).state).toBe('failing');
     expect(memos.every((m) => m.breaker === undefined)).toBe(true);
+  });
+});
+
+describe('the recovery pace', () => {
+  const pace = (state: PaceView['state'], window: number, why: string): PaceView => ({
+    state,
+    window,
+    inFlight: window,
+    cap: 32,
+    why,
+    changedAt: T0,
+  });
+
+  test("the status and the details carry the workers' latest paces, merged; kept until replaced (a pace reports only its changes), at most PACE_TTL_MS; no command", () => {
+    const { d, commands, details, turn } = tracked();
+    expect(d.status(T0).pace).toBeUndefined();
+    d.report({ ...report('w2', [ok(T0)]), pace: pace('recovering', 4, 'halved: http-503 at 2026-11-21T11:59:59.000Z') });
+    d.report({ ...report('w1', [ok(T0)]), pace: pace('recovering', 8, 'slow start: doubling while it succeeds') });
+    d.report({ ...report('w1', []), pace: pace('recovering', 12, 'slow start: doubling while it succeeds') });
+    turn(T0 + 1_000);
+    const status = d.status(T0 + 1_000);
+    expect(status.pace).toMatchObject({ state: 'recovering', window: 16, inFlight: 16, cap: 64 });
+    expect(Object.keys(status.pace!.workers)).toEqual(['w1', 'w2']);
+    expect(status.pace!.workers.w1!.window).toBe(12);
+    expect(details.at(-1)).toMatch(/\n\npace: recovering — window 16 of 64 in flight across 2 workers \(/);
+    // a failing worker's pace is the merged state
+    d.report({ ...report('w2', []), pace: { ...pace('failing', 0, 'failing: 3 failures in a row'), inFlight: 0 } });
+    expect(d.status(T0 + 2_000).pace).toMatchObject({ state: 'failing', window: 12, why: 'failing: 3 failures in a row' });
+    // reports with a pace change no command: the search attribute and the memo are as without them
+    expect(commands.filter((c) => c !== 'patched endpoint-wake-ahead')).toEqual(['EndpointHealth=healthy']);
+    // w1 reported last at T0, w2 at T0 + 1 s: a quiet worker's pace stands (it has not changed) until PACE_TTL_MS
+    expect(Object.keys(d.status(T0 + WORKER_TTL_MS).pace!.workers)).toEqual(['w1', 'w2']);
+    expect(Object.keys(d.status(T0 + PACE_TTL_MS).pace!.workers)).toEqual(['w2']);
+    expect(d.status(T0 + 1_000 + PACE_TTL_MS).pace).toBeUndefined();
+    turn(T0 + 1_000 + PACE_TTL_MS);
+    expect(details.at(-1)).not.toMatch(/pace:/);
+  });
+
+  test('continue-as-new carries the paces', () => {
+    const first = tracked();
+    first.d.report({ ...report('w1', [down(T0)]), pace: pace('recovering', 3, 'slow start: doubling while it succeeds') });
+    const next = tracked(['endpoint-breaker'], first.d.carried());
+    expect(next.d.status(T0 + 1_000).pace).toMatchObject({ state: 'recovering', window: 3 });
   });
 });
 

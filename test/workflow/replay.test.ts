@@ -81,6 +81,11 @@ test('every recorded history replays on the current workflow code', async () => 
   ]) {
     expect(histories.map((h) => h.workflowId)).toContain(`${file}.json`);
   }
+  // outage holds (docs/endpoint-health.md, "Outages"): a hold that took a batch's messages, released them and completed;
+  // deliveries started from it: one that ended there (a dead letter), one taken out by a pause, carrying its attempt
+  for (const file of ['holdWorkflow_released', 'deliveryWorkflow_hold-ended', 'deliveryWorkflow_hold-taken-out']) {
+    expect(histories.map((h) => h.workflowId)).toContain(`${file}.json`);
+  }
   // reports with what the endpoint's recording keeps (issue 21): arrivals, retries, ends, the budget
   expect(histories.map((h) => h.workflowId)).toContain('endpointWorkflow_recording.json');
   // MQTT: a delivery over MQTT (a command's response), refused and unknown-credential attempts, command subscriptions

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, type Info } from '@temporalio/activity';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import type { Dispatcher } from 'undici';
@@ -32,6 +32,8 @@ interface AttemptOptions {
   timeout?: number;
   overrides?: ClassOverrides;
   activities?: Pick<ReturnType<typeof createActivities>, 'sendAttempt'>;
+  /** The activity's attempt and the details its previous attempt left, for an attempt that may wait for room. */
+  limited?: Pick<Info, 'attempt' | 'heartbeatDetails'>;
 }
 
 /** One real `sendAttempt` of a fresh event, in a mock activity context. */
@@ -47,7 +49,8 @@ function attempt(url: string, options: AttemptOptions = {}) {
     ...(options.overrides && { overrides: options.overrides }),
   });
   const { sendAttempt } = options.activities ?? createActivities({ http: agent });
-  return { messageId, run: new MockActivityEnvironment(undefined, { logger }).run(sendAttempt, delivery, 1) };
+  const env = new MockActivityEnvironment(options.limited, { logger });
+  return { messageId, run: options.limited ? env.run(sendAttempt, delivery, 1, { limited: true }) : env.run(sendAttempt, delivery, 1) };
 }
 
 /** The attempt's failure, checked to be what the workflow and operators rely on. */
@@ -128,6 +131,24 @@ describe('HTTP statuses from a real endpoint', () => {
     expect(details).toMatchObject({ class: 'connection', code: 'net-EPROTO', retryable: true });
     expect(failure.message).toContain('interim');
     expect(details.durationMs).toBeLessThan(2_000);
+  });
+});
+
+/*
+ * A first attempt that may wait for room runs again on the server when it waits, or when it is lost with its worker.
+ * One that finds it was heartbeat as sent does not send the same attempt number again: it may have arrived.
+ */
+describe('the activity run again after its attempt', () => {
+  test('waited for room: this run sends it', async () => {
+    const limited = { attempt: 2, heartbeatDetails: { reservedAt: null, holds: 1 } };
+    await expect(attempt(`${server.url}/status/202`, { limited }).run).resolves.toMatchObject({ code: 'http-202' });
+  });
+
+  test('the run before was heartbeat as sent: a worker-lost failure, nothing sent again', async () => {
+    const heartbeatDetails = { reservedAt: null, sentAt: Date.now() - 6_000 };
+    const { details, seen } = await failureOf(`${server.url}/status/202`, { limited: { attempt: 3, heartbeatDetails } });
+    expect(details).toMatchObject({ class: 'connection', code: 'worker-lost', retryable: true });
+    expect(seen).toEqual([]);
   });
 });
 

@@ -4,8 +4,10 @@ import type { ReceivedRequest } from '../../support/receiver';
 import { useHarnessAndReceiver } from '../../support/setup';
 import { waitFor } from '../../support/wait';
 
-// endpoints that take many messages in one request (target.batch, docs/batches.md), on a real dev server
-const env = useHarnessAndReceiver();
+// endpoints that take many messages in one request (target.batch, docs/batches.md), on a real dev server. A failed
+// request's messages each get a delivery of their own here, as with `outage off`: its messages fail together on purpose
+// (with holds on, they would wait in the endpoint's outage hold: outage-hold.test.ts)
+const env = useHarnessAndReceiver({ outageHold: false });
 
 interface Element {
   messageId: string;

@@ -12,7 +12,9 @@ import { useHarnessAndEndpoint } from '../../support/setup';
 import { testAddress } from '../../support/temporal';
 import { waitFor } from '../../support/wait';
 
-const env = useHarnessAndEndpoint();
+// the messages here fail one by one on purpose, to one endpoint (which would then look failing and hold them:
+// outage-hold.test.ts): this file is about the delivery of its own a failed message gets, as with `outage off`
+const env = useHarnessAndEndpoint({ outageHold: false });
 
 const fixed = (wait: string) => ({ jitter: 'none', initial: wait, min: wait, max: wait }) as const;
 const message = (device: string, path: string, extra: Partial<DeliveryInput> = {}) => eventTo(env.endpoint.url, device, path, extra);

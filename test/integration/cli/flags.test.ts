@@ -113,7 +113,8 @@ test.each([
   [['--rate', '5/day'], '--rate: must be attempts per second above 0'],
   [['--auto-disable-after', '10s'], '--auto-disable-after: must be a duration from 1m to 90d'],
   [['--priority', 'urgent'], '--priority: must be "deadline-first", "fifo", or null for the default; got "urgent"'],
-  [[], '--max-in-flight: or --rate, --breaker, --probe-every, --auto-disable-after, --priority: give at least one'],
+  [['--outage', 'pause'], '--outage: must be "hold", "off", or null for the default; got "pause"'],
+  [[], '--max-in-flight: or --rate, --breaker, --probe-every, --auto-disable-after, --priority, --outage: give at least one'],
 ])('endpoint set %j: exit 2 naming the flag, before connecting', async (flags, message) => {
   const run = await runCli(['endpoint', 'set', 'ingest.example.com', ...flags, ...NOWHERE]);
   expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 2, stdout: '' });

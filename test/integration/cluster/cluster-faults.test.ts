@@ -35,8 +35,10 @@ beforeAll(async () => {
   cluster = await startTestCluster();
   const taskQueue = `faults-${randomUUID()}`;
   // a worker process of its own, as in production (the endpoint shares this process with the test); no retry
-  // budget: hundreds of waits ending within seconds of each other would be held back by it on purpose
-  worker = spawnWorker({ address: cluster.address, taskQueue, env: { REDELIVER_RETRY_BUDGET: 'off' } });
+  // budget: hundreds of waits ending within seconds of each other would be held back by it on purpose; no outage
+  // holds: these tests are about hundreds of deliveries each waiting on the server's timers, which a hold would keep
+  // together in one workflow (docs/endpoint-health.md, "Outages")
+  worker = spawnWorker({ address: cluster.address, taskQueue, env: { REDELIVER_RETRY_BUDGET: 'off', REDELIVER_OUTAGE_HOLD: 'off' } });
   [receiver, connection] = await Promise.all([startReceiver(), connectClient({ address: cluster.address }), worker.ready]);
   client = new Client({ connection });
   redeliver = new Redeliver(client, { taskQueue });

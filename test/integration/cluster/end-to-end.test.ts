@@ -9,6 +9,7 @@ import { execFile } from 'node:child_process';
 import { connect } from 'node:net';
 import { promisify } from 'node:util';
 import type { Client } from '@temporalio/client';
+import { timedOutRuns } from '../../../bench/soak-run';
 import { Redeliver } from '../../../src/client/index';
 import { ensureTemporalCli } from '../../../src/dev/temporal-cli';
 import { runCli } from '../../support/cli';
@@ -198,11 +199,21 @@ function busiest(path: string, from: number, until: number, seconds: number): nu
 
 test('two workers in processes of their own share the task queue and the retry budget', async () => {
   const taskQueue = `e2e-shared-${Date.now()}`;
-  const workers = [spawnWorker({ address, taskQueue }), spawnWorker({ address, taskQueue })];
+  // at INFO, each worker logs the share of the budget it takes when its count of the workers changes
+  const env = { REDELIVER_LOG_LEVEL: 'INFO' };
+  const workers = [spawnWorker({ address, taskQueue, env }), spawnWorker({ address, taskQueue, env })];
   try {
     await Promise.all(workers.map((w) => w.ready));
-    // each counts the workers polling the task queue at start and every 10 s: from then on each takes half
-    const sharedFrom = Date.now() + 10_000;
+    // each counts the workers polling the task queue at start and every 10 s: once both have counted two, each
+    // takes half (measured from the moment they say so, not from a guess: a count is a call to the server, late
+    // under load, and one that fails keeps the last count for another 10 s)
+    await waitFor(
+      async () => workers.filter((w) => w.stderr().includes('this worker now takes 1/2 of')).length,
+      (n) => n === 2,
+      60_000,
+      'both workers counting two on the task queue',
+    );
+    const sharedFrom = Date.now();
     let upAt = Number.POSITIVE_INFINITY;
     receiver.route('/shared', () => (Date.now() < upAt ? { status: 503 } : { status: 202 }));
     const redeliver = await onQueue(taskQueue);
@@ -210,7 +221,7 @@ test('two workers in processes of their own share the task queue and the retry b
       eventTo(receiver.url, 'e2e-shared', '/shared', { policy: { initial: '100ms', min: '100ms', max: '1s' } }),
     );
     const handles = await redeliver.submitMany(inputs);
-    await new Promise((r) => setTimeout(r, sharedFrom + 20_000 - Date.now()));
+    await new Promise((r) => setTimeout(r, 20_000));
     upAt = Date.now();
     const results = await Promise.all(handles.map((x) => x.result()));
 
@@ -257,8 +268,18 @@ test('a worker added while deliveries run takes its part; each message is delive
     const handles = await submitted;
     const results = await Promise.all(handles.map((x) => x.result()));
 
-    for (const result of results) expect(result).toMatchObject({ outcome: 'delivered', attempts: 4 });
-    for (const input of inputs) expect(receiver.of(input.messageId!).map((r) => r.outcome)).toEqual([503, 503, 503, 202]);
+    // each message: three refusals, then delivered once. An attempt whose run overran its time on a stalled worker
+    // (a full run on 2 cores: 5 attempts once) is counted lost or sent again by Temporal's next run (at-least-once, as
+    // the soak explains it): such a message must show that run in its history
+    const unexplained: string[] = [];
+    for (const [i, input] of inputs.entries()) {
+      expect(results[i]).toMatchObject({ outcome: 'delivered' });
+      const seen = receiver.of(input.messageId!).map((r) => r.outcome);
+      if (results[i]!.attempts === 4 && JSON.stringify(seen) === JSON.stringify([503, 503, 503, 202])) continue;
+      if ((await timedOutRuns(handles[i]!)) === 0)
+        unexplained.push(`${input.messageId}: ${results[i]!.attempts} attempts, received ${seen}`);
+    }
+    expect(unexplained).toEqual([]);
     const byAdded = (await Promise.all(handles.map((x) => workersOf(h.client, x.deliveryId)))).filter((pids) =>
       pids.has(String(added!.process.pid)),
     );

@@ -107,8 +107,14 @@ test('bulk redrive of 1,000 dead letters from the CLI, with a progress bar', asy
     payload: { i },
     target: `${env.endpoint.url}/bulk?fail=1&status=422`,
   }));
+  // how long each stage took, printed: the test's verdict is in the counts, its time is the machine's load
+  const started = Date.now();
+  const stages: Record<string, number> = {};
+  const lap = (stage: string) => (stages[stage] = Math.round((Date.now() - started) / 1000));
   const handles = await env.h.redeliver.submitMany(inputs, undefined, 32);
+  lap('submitted');
   await Promise.all(handles.map((x) => x.result()));
+  lap('rejected');
   await waitFor(
     () => env.h.redeliver.count({ tenant, state: 'rejected' }),
     (n) => n === 1000,
@@ -128,6 +134,7 @@ test('bulk redrive of 1,000 dead letters from the CLI, with a progress bar', asy
     '--task-queue',
     env.h.taskQueue,
   ]);
+  lap('redriven');
   expect(run.stderr).toContain('redrive: 1000/1000');
   expect(run.stdout.trim()).toBe('redriven 1000, already redriven 0, failed 0');
   expect(run.code).toBe(0);
@@ -135,11 +142,15 @@ test('bulk redrive of 1,000 dead letters from the CLI, with a progress bar', asy
   expect(
     await waitForProgress(() => env.h.redeliver.count({ tenant, state: 'delivered' }), 1000, 30_000, 'redriven deliveries delivered'),
   ).toBe(1000);
+  lap('delivered');
+  process.stderr.write(`bulk redrive of 1,000 dead letters, seconds from the start: ${JSON.stringify(stages)}\n`);
   const delivered = new Set(env.endpoint.received.filter((r) => r.path === '/bulk' && r.status === 202).map((r) => r.messageId));
   expect(delivered.size).toBe(1000);
-  // measured alone on the 2-core machine: 84 s (submit 12 s, 1,000 rejected 28 s, redrive 23 s, delivered 21 s);
-  // in the full run, beside the other jest worker's durability tests on the same dev server, it passed 180 s
-}, 360_000);
+  // measured alone on the 2-core machine: 84 s on 11-23 (submit 12 s, 1,000 rejected 28 s, redrive 23 s, delivered
+  // 21 s); 128 s on 11-27 (13, 44, 36, 35 s), and 132 s at that morning's code (so not the day's changes; why it is
+  // slower than on 11-23 is not measured). In the full run, beside the cluster's fault tests and the soak on
+  // 2 cores, it took 248 s in CI and once over 360 s here: the bound is a guard against a hang, not a speed claim
+}, 900_000);
 
 /** Runs of a delivery id (each redrive is one more), as visibility lists them. */
 const runsOf = async (deliveryId: string) => (await collect(env.h.client.workflow.list({ query: `WorkflowId = '${deliveryId}'` }))).length;

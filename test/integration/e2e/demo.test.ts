@@ -54,4 +54,25 @@ test('dev --demo starts Temporal with its UI and a worker, and delivers the demo
   expect(handedOver.map((m) => m.slice(1).join(':'))).toEqual(['meter-2:17:delivered:2', 'meter-3:38:delivered:2']);
   expect(stdout).toMatch(/^ {2}batch: 50 of 50 delivered$/m);
   expect(stdout).toContain(`the workflow ${batch![1]}`);
-}, 120_000);
+
+  // then an outage under two batches of 200: their messages wait in one hold (no workflow each), the second batch sends
+  // none, only probes reach the endpoint while it is down, and every message is delivered once it is back
+  const outage = [
+    ...stdout.matchAll(/^ {2}batch\/demo\/outage-\d{14}-\d: 0 delivered, (\d+) held in (\S+), (\d+) handed over .*it sent (\d+) of 200$/gm),
+  ].map(([, held, hold, own, sent]) => ({ held: Number(held), hold: hold!, own: Number(own), sent: Number(sent) }));
+  expect(outage).toHaveLength(2);
+  const [first, second] = outage as [(typeof outage)[0], (typeof outage)[0]];
+  expect(first.hold).toMatch(/^hold\/demo\/127\.0\.0\.1:\d+\/\d+$/);
+  expect(first.held + first.own).toBe(200);
+  expect(first.own).toBeLessThanOrEqual(2);
+  expect(second).toEqual({ held: 200, hold: first.hold, own: 0, sent: 0 });
+  const waiting = /^ {2}(hold\/\S+): (\d+) messages wait/m.exec(stdout);
+  expect(waiting?.slice(1)).toEqual([first.hold, String(400 - first.own)]);
+  const down = /^ {2}while down \(([\d.]+) s\) the endpoint saw \d+ requests: .*, (\d+) probes from the hold/m.exec(stdout);
+  expect(down).not.toBeNull();
+  const [downFor, probes] = [Number(down![1]), Number(down![2])];
+  expect(probes).toBeGreaterThanOrEqual(1);
+  expect(probes).toBeLessThanOrEqual(Math.ceil(downFor) + 2);
+  expect(stdout).toMatch(/^ {2}outage: 400 of 400 delivered after the endpoint came back/m);
+  expect(stdout).toContain(`the workflow ${first.hold}`);
+}, 180_000);

@@ -8,10 +8,11 @@ import { startHarness, testAddress, type Harness } from '../../support/temporal'
  * Deadline-first (docs/endpoint-health.md): a storm of telemetry, then events, then command responses with
  * deadlines, to an endpoint limited to 4 attempts a second, once with the default `deadline-first` and once
  * with `fifo`, each endpoint a receiver of its own (on a thread: its stamps are the arrivals). The telemetry
- * and events take 44 s of slots before the first command response is submitted, which has 20 s: time for its
- * workflow's first task on a loaded machine (behind the storm's), not for the slots ahead of it. With 12 s and a
- * storm of 264 at 10/s, CI's loaded runs saw the first workflow task of 7 of 12 come after the deadline ("passed
- * before attempt 1 could be sent"): the worker's backlog of workflow tasks, not the endpoint's slots.
+ * and events take 64 s of slots before the first command response is submitted, which has 40 s: time for its
+ * workflow's first task on a loaded machine (behind the storm's), not for the slots ahead of it. Deadline-first
+ * orders the endpoint's slots, not the worker's workflow tasks: with 20 s and 44 s of slots, full-suite runs beside
+ * the cluster tests saw all 12 end "passed before attempt 1 could be sent" (their first workflow task came after the
+ * deadline), before and after the outage work alike (measured at 63d1de0 and at this change under the same load).
  */
 
 let harness: Harness;
@@ -27,8 +28,8 @@ afterAll(async () => {
 });
 
 const RATE = 4;
-const COUNTS: Record<MessageKind, number> = { telemetry: 160, event: 16, 'command-response': 12 };
-const DEADLINE_MS = 20_000;
+const COUNTS: Record<MessageKind, number> = { telemetry: 240, event: 16, 'command-response': 12 };
+const DEADLINE_MS = 40_000;
 
 interface Storm {
   results: Map<MessageKind, DeliveryResult[]>;
@@ -81,7 +82,9 @@ test('deadline-first: every command response arrives before its deadline while t
   const first = await storm('deadline-first');
   const fifo = await storm('fifo');
 
-  // deadline-first: all delivered, each at the endpoint before its deadline
+  // deadline-first: all delivered, each at the endpoint before its deadline (a failure says why each was not)
+  const undelivered = first.results.get('command-response')!.filter((r) => r.outcome !== 'delivered');
+  expect(undelivered.map((r) => `${r.messageId}: ${r.outcome}: ${r.reason}`)).toEqual([]);
   expect(outcomes(first.results.get('command-response'))).toEqual({ delivered: COUNTS['command-response'] });
   for (const r of first.requests.filter((q) => first.deadlines.has(q.messageId!)))
     expect(r.startedAt).toBeLessThan(first.deadlines.get(r.messageId!)!);
@@ -89,7 +92,7 @@ test('deadline-first: every command response arrives before its deadline while t
   // a quarter of the telemetry at least was still waiting when the last command response arrived
   expect(arrivals(first, 'command-response').at(-1)!).toBeLessThan(telemetry[(telemetry.length * 3) / 4]!);
 
-  // fifo: the same storm leaves the command responses behind 176 slots (44 s): they end expired, never sent
+  // fifo: the same storm leaves the command responses behind 256 slots (64 s): they end expired, never sent
   const late = fifo.results.get('command-response')!.filter((r) => r.outcome === 'expired');
   expect(late.length).toBeGreaterThanOrEqual(COUNTS['command-response'] / 2);
   expect(late.every((r) => r.attempts === 0)).toBe(true);
@@ -99,4 +102,4 @@ test('deadline-first: every command response arrives before its deadline while t
     expect(outcomes(s.results.get('telemetry'))).toEqual({ delivered: COUNTS.telemetry });
     expect(outcomes(s.results.get('event'))).toEqual({ delivered: COUNTS.event });
   }
-}, 300_000);
+}, 420_000);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { timedOutRuns } from '../../../bench/soak-run';
 import * as limits from '../../../src/worker-services/limits';
 import type { DeliveryInput } from '../../../src/delivery/types';
 import { mostInFlight, mostInWindow } from '../../support/receiver';
@@ -82,7 +83,15 @@ test('single deliveries, first attempts and retries alike, stay within the limit
 
   expect(results.filter((r) => r.outcome === 'delivered')).toHaveLength(300);
   const requests = await receiver.requests(path);
-  expect(requests.filter((r) => r.attempt === 2)).toHaveLength(100);
+  // attempt 2 of each message that failed first, once; sent twice only where Temporal ran the retrying activity again
+  // after a run of it overran its time on a stalled worker, before its heartbeat said the attempt was sent
+  // (at-least-once, the same Message-Id: the soak explains such repeats alike; seen once in a full run, 103 for 100)
+  const seconds = requests.filter((r) => r.attempt === 2).map((r) => r.messageId!);
+  expect(new Set(seconds).size).toBe(100);
+  const repeated = [...new Set(seconds.filter((id, i) => seconds.indexOf(id) !== i))];
+  const unexplained: string[] = [];
+  for (const id of repeated) if ((await timedOutRuns(a.redeliver.getHandle(`delivery/acme/${device}/${id}`))) === 0) unexplained.push(id);
+  expect(unexplained).toEqual([]);
   expect(mostInFlight(requests)).toBeLessThanOrEqual(8);
   // each worker lets its attempts go 1/share apart: at most the rate in any second, one more per worker whose
   // stamp, taken as passLimits returns, came a few ms after its grant and shares its second with the next

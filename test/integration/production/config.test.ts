@@ -390,6 +390,20 @@ describe("the endpoint's timeout floor: shorter timeouts a producer chose are th
   });
 });
 
+describe('outages: the hold and the recovery pace', () => {
+  test('the hold on and a cap of 128 by default; off, another cap; a bad value is named', () => {
+    expect(workerSettingsFromEnv(env({}))).toMatchObject({ outageHold: true, recoveryMaxInFlight: 128 });
+    expect(workerSettingsFromEnv(env({ REDELIVER_OUTAGE_HOLD: 'off', REDELIVER_RECOVERY_MAX_IN_FLIGHT: '8' }))).toMatchObject({
+      outageHold: false,
+      recoveryMaxInFlight: 8,
+    });
+    expect(problemsOf(() => workerSettingsFromEnv(env({ REDELIVER_OUTAGE_HOLD: 'yes', REDELIVER_RECOVERY_MAX_IN_FLIGHT: '0' })))).toEqual([
+      'REDELIVER_OUTAGE_HOLD: must be one of on, off; got "yes"',
+      'REDELIVER_RECOVERY_MAX_IN_FLIGHT: must be a whole number above 0, got "0"',
+    ]);
+  });
+});
+
 describe('endpoint workflows per tenant: a bound on the distinct endpoints whose workflows one tenant opens', () => {
   test('100 by default, a whole number, or off; a bad one is named, as is a bad option of createWorker', async () => {
     expect(workerSettingsFromEnv(env({})).maxEndpointsPerTenant).toBe(100);

@@ -1,0 +1,142 @@
+import type { WorkflowClient, WorkflowExecutionInfo } from '@temporalio/client';
+import { batchesHoldingQuery } from '../batching/message-index';
+import { idParts } from '../delivery/ids';
+import type { DeliveryResult, DeliveryStatus } from '../delivery/types';
+import { isEncryptedValue } from '../encryption/codec';
+import { pendingActivityHeartbeat, startArgument } from '../temporal/sdk-adapter';
+import { heldEnd } from './holds';
+import { batchNamed, type BatchResult, type BatchWorkflow, type BatchWorkflowInput, type MessageResult } from '../contract';
+
+/*
+ * A message of a batch that needed no delivery of its own (delivered at once, or held in an outage hold) is
+ * found by its id through its batch's message index (docs/batches.md, "Finding a message by its id"): the
+ * batches whose index holds its key, newest first, and in the first that has it, its row.
+ */
+
+/** A message found in its batch. */
+export interface FoundBatched {
+  deliveryId: string;
+  batch: { batchId: string; workflowId: string };
+  /** Its row in the batch: null while the batch (running) has not come to it. */
+  row: MessageResult | null;
+  /** What the message is. */
+  facts: Pick<MessageResult, 'kind' | 'qos' | 'endpoint'>;
+}
+
+/** The batch that holds a message, newest first; null when none does (or none this process can read: encrypted). */
+export async function findBatched(client: WorkflowClient, deliveryId: string): Promise<FoundBatched | null> {
+  const { tenant } = idParts(deliveryId);
+  if (!tenant) return null;
+  for await (const batch of client.list({ query: batchesHoldingQuery(tenant, deliveryId) })) {
+    // another message's key may match too (a short hash): its row says
+    const found = await inBatch(client, batch, deliveryId);
+    if (found) return found;
+  }
+  return null;
+}
+
+async function inBatch(client: WorkflowClient, batch: WorkflowExecutionInfo, deliveryId: string): Promise<FoundBatched | null> {
+  const handle = client.getHandle<BatchWorkflow>(batch.workflowId);
+  const name = batchNamed(batch.workflowId);
+  if (batch.status.name === 'COMPLETED') {
+    const result: BatchResult | unknown = await handle.result();
+    if (isEncryptedValue(result)) return null;
+    const row = (result as BatchResult).results.find((r) => r.deliveryId === deliveryId);
+    if (!row) return null;
+    if (row.kind) return { deliveryId, batch: name, row, facts: row };
+    // a result from before rows said what their message was: the batch's input does
+    const facts = await messageFacts(client, batch, deliveryId);
+    return facts && { deliveryId, batch: name, row, facts };
+  }
+  if (batch.status.name !== 'RUNNING') return null;
+  const facts = await messageFacts(client, batch, deliveryId);
+  if (!facts) return null;
+  // its first attempts under way: the rows done so far are in the activity's heartbeat
+  const progress = await pendingActivityHeartbeat<Record<number, MessageResult>>(
+    client.options.loadedDataConverter,
+    await handle.describe(),
+    'firstAttempts',
+  );
+  const row = Object.values(progress ?? {}).find((r) => r.deliveryId === deliveryId) ?? null;
+  return { deliveryId, batch: name, row, facts };
+}
+
+/** A message's kind, QoS and endpoint from its batch's input (read from the batch's first event); null when it is not there. */
+async function messageFacts(
+  client: WorkflowClient,
+  batch: WorkflowExecutionInfo,
+  deliveryId: string,
+): Promise<FoundBatched['facts'] | null> {
+  const input = await startArgument<BatchWorkflowInput | unknown>(client, batch.workflowId, batch.runId);
+  if (input === undefined || isEncryptedValue(input)) return null;
+  const delivery = (input as BatchWorkflowInput).deliveries.find((d) => d.deliveryId === deliveryId);
+  return delivery ? { kind: delivery.kind, qos: delivery.qos, endpoint: delivery.endpoint } : null;
+}
+
+/**
+ * The status of a message in its batch: making its first attempt, or delivered at once. One held or handed over
+ * is told by its hold or its own delivery: null here.
+ */
+export function batchedStatus({ deliveryId, batch, row, facts }: FoundBatched): DeliveryStatus | null {
+  if (row && row.disposition !== 'delivered') return null;
+  const { tenant, device, messageId } = idParts(deliveryId);
+  const common = {
+    deliveryId,
+    messageId,
+    tenant,
+    device,
+    kind: facts.kind!,
+    qos: facts.qos ?? null,
+    endpoint: facts.endpoint ?? '',
+    nextAttemptAt: null,
+    lastError: null,
+    pause: null,
+    batch,
+  };
+  if (!row) {
+    const summary = `making its first attempt in ${batch.workflowId}`;
+    return { ...common, state: 'attempting', attempts: 0, firstAttemptAt: null, lastAttemptAt: null, attemptLog: [], summary };
+  }
+  return {
+    ...common,
+    state: 'delivered',
+    attempts: 1,
+    // a batch keeps when each first attempt ended
+    firstAttemptAt: row.at,
+    lastAttemptAt: row.at,
+    attemptLog: [],
+    summary: `delivered at once in ${batch.workflowId} (${row.code})`,
+  };
+}
+
+/**
+ * The outcome of a message found in its batch, once it has one: delivered at once; delivered from the hold it
+ * waited in; else its own delivery's (`own`, once that delivery is found). Waits for the batch and the hold as
+ * a batch's `outcomes()` does.
+ */
+export async function batchedResult(
+  client: WorkflowClient,
+  found: FoundBatched,
+  own: () => Promise<DeliveryResult>,
+): Promise<DeliveryResult> {
+  const { deliveryId } = found;
+  const row =
+    found.row ?? (await client.getHandle<BatchWorkflow>(found.batch.workflowId).result()).results.find((r) => r.deliveryId === deliveryId);
+  const { messageId } = idParts(deliveryId);
+  const delivered = (attempts: number, at: string, where: string): DeliveryResult => ({
+    deliveryId,
+    messageId,
+    outcome: 'delivered',
+    attempts,
+    firstAttemptAt: attempts === 1 ? at : null,
+    lastAttemptAt: at,
+    lastError: null,
+    reason: `delivered ${where}`,
+  });
+  if (row?.disposition === 'delivered') return delivered(1, row.at, `at once in ${found.batch.workflowId} (${row.code})`);
+  if (row?.disposition === 'held' && row.hold) {
+    const end = await heldEnd(client, row.hold, deliveryId);
+    if (end.left === 'delivered') return delivered(end.attempts, new Date(end.at).toISOString(), `from ${row.hold} (${end.code})`);
+  }
+  return own();
+}
