@@ -6,9 +6,10 @@
  * test/integration/durability/soak.test.ts (in CI) and large by bench/soak.ts.
  */
 import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import type { DeliveryHandle, Redeliver } from '../src/client/index';
 import { DeliveryControlError } from '../src/errors';
-import { statusQuery } from '../src/contract';
+import { statusQuery, type RetryProgress } from '../src/contract';
 import type { DeliveryInput, DeliveryResult, Outcome } from '../src/delivery/types';
 import { randomFaults, type Receiver, type ReceivedRequest } from '../test/support/receiver';
 
@@ -42,7 +43,7 @@ export interface SoakFigures {
   duplicateIds: number;
   /** Message ids the receiver took (answering after the client had given up) of deliveries that then ended without success. */
   heldNotDelivered: number;
-  /** Deliveries whose attempt went twice with one number: Temporal ran its activity again after it timed out (a stalled worker). */
+  /** Deliveries whose attempt went twice with one number: Temporal ran its activity again after a run it lost (lostRuns: a stalled worker). */
   resentAfterTimeout: number;
   /** 2xx answers that never reached the client: it had given up on the attempt before they were written. */
   lateAnswers: number;
@@ -191,8 +192,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       const unsent = new Set(attemptLog.filter((a) => a.code === 'net-ETIMEDOUT').map((a) => a.attempt));
       if (lost.length > 0 && !same(expected.filter((a) => !unsent.has(a)))) for (const a of lost) unsent.add(a);
       // an attempt's activity that overran its time (a stalled worker) is run again by Temporal and may send the same
-      // attempt again, before its heartbeat said it was sent: at-least-once, explained by the history's timed-out runs
-      const resent = await timedOutRuns(handles[i]!);
+      // attempt again, before its heartbeat said it was sent: at-least-once, explained by the runs it lost (lostRuns)
+      const resent = await lostRuns(handles[i]!);
       const once = numbers.filter((n, j) => j === 0 || n !== numbers[j - 1]);
       if (
         resent > 0 &&
@@ -208,9 +209,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
           `${id} (${result.outcome}, attempts ${attemptLog.map((a) => `#${a.attempt} ${a.code}`).join(', ')}): the receiver saw attempts ${JSON.stringify(numbers)}`,
         );
     }
-    // delivered: the receiver holds it, from the attempt the workflow saw succeed
-    const last = seen.find((r) => r.attempt === result.attempts);
-    if (result.outcome === 'delivered' && !(last && held(last) && last.outcome === (last.reply as { status: number }).status)) {
+    // delivered: the receiver holds it, from the attempt the workflow saw succeed (a copy of it, where one went twice)
+    const answered = (r: ReceivedRequest) => held(r) && r.outcome === (r.reply as { status: number }).status;
+    if (result.outcome === 'delivered' && !seen.some((r) => r.attempt === result.attempts && answered(r))) {
       problems.push(`${id} is delivered, but the receiver did not accept its attempt ${result.attempts}: ${seen.map(show).join(', ')}`);
     }
     const copies = seen.filter(held).length;
@@ -235,11 +236,20 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
 
 const round = (x: number) => Math.round(x * 10) / 10;
 
-/** Runs of the delivery's activities that Temporal started after the run before timed out (its history's started events). */
-export async function timedOutRuns(handle: DeliveryHandle): Promise<number> {
+/**
+ * Runs of the delivery's activities that may have sent an attempt no later run knew of: a run that timed out
+ * (the history's started event of the run after it says so, for the last run of an activity) and the runs of
+ * the retrying activity that left no save (`unseenRuns` in its result: a run before the last one that overran its
+ * time on a stalled worker, whose heartbeat never reached the server).
+ */
+export async function lostRuns(handle: DeliveryHandle): Promise<number> {
   const { events } = await handle.workflow.fetchHistory();
-  return (events ?? []).filter((e) => {
+  let runs = 0;
+  for (const e of events ?? []) {
     const started = e.activityTaskStartedEventAttributes;
-    return started && (started.attempt ?? 1) > 1 && started.lastFailure?.timeoutFailureInfo;
-  }).length;
+    if (started && (started.attempt ?? 1) > 1 && started.lastFailure?.timeoutFailureInfo) runs++;
+    const result = e.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
+    if (result) runs += defaultPayloadConverter.fromPayload<{ progress?: RetryProgress }>(result)?.progress?.unseenRuns ?? 0;
+  }
+  return runs;
 }

@@ -67,10 +67,12 @@ export function createRetryActivities(deps: RetryDeps) {
       const carried = savedHeartbeat<RetryProgress>(context.info);
       // the first attempt of this activity starts from the workflow's progress; later ones from the last heartbeat
       const progress: RetryProgress = carried ?? input.progress;
+      countUnseenRuns(progress, carried, context.info.attempt);
       // a retry of this activity starts at its planned time or after, never before
       const now = deps.now ?? activityClock(context.info.attempt > 1 ? progress.nextAttemptAt : undefined);
       const expiry = expiresAt(input.delivery, input.agedFrom);
-      const run: RetryRun = { deps, input, progress, save: () => context.heartbeat(progress), now, random, expiry };
+      const save = () => context.heartbeat({ ...progress, run: context.info.attempt });
+      const run: RetryRun = { deps, input, progress, save, now, random, expiry };
       const t = now();
       // the last attempt never came back: its worker was lost mid-attempt. It counts, as a connection failure
       if (progress.inFlight) {
@@ -78,8 +80,10 @@ export function createRetryActivities(deps: RetryDeps) {
         progress.inFlight = null;
         return concluded(run, lost.startedAt, t, lostAttempt(t - lost.startedAt));
       }
-      if (progress.nextAttemptAt - t > ON_TIME_MS)
+      if (progress.nextAttemptAt - t > ON_TIME_MS) {
+        run.save();
         throw waiting(progress.nextAttemptAt - t, `waiting for attempt ${progress.attempts + 1}`, progress);
+      }
       if (expiry !== null && t >= expiry) {
         const why = `attempt ${progress.attempts + 1} could not start before the delivery's ${expiryName(input.delivery, expiry)}`;
         return gaveUp(run, t, { end: 'expired', progress, reason: `${why} (last error: ${progress.lastError.reason})` });
@@ -98,6 +102,17 @@ export function createRetryActivities(deps: RetryDeps) {
       return sendRetry(run, limits.go);
     },
   };
+}
+
+/**
+ * Every run of the activity that goes on to a next one saves its progress first, marked with its run number
+ * (`run`): a run that finds an older mark, or none after the first, follows runs whose saves were lost.
+ */
+function countUnseenRuns(progress: RetryProgress, carried: RetryProgress | undefined, run: number): void {
+  // a save from before runs were marked counts as the last run's
+  const lastSaved = carried ? (carried.run ?? run - 1) : 0;
+  const unseen = run - 1 - lastSaved;
+  if (unseen > 0) progress.unseenRuns = (progress.unseenRuns ?? 0) + unseen;
 }
 
 /** A delivery whose retrying gave up: the endpoint's recording hears of it. */
