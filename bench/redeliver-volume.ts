@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Redeliver } from '../src/client/index';
+import { Redeliver, type RedeliverOptions } from '../src/client/index';
+import { indexAttributes } from '../src/batching/message-index';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
 import { forkWorkerProcess, mb, quantile, round, startWorkerProcess, waitForCount, type BenchServer, type WorkerProcess } from './harness';
 import { benchMessage } from './volume-message';
@@ -11,16 +12,33 @@ import { volumeRow, waitForDelivered, type VolumeRow } from './volume-row';
 /** A row of redeliver's, with its history events per message delivered at once, read from the run's histories. */
 export type RedeliverVolumeRow = VolumeRow & { eventsPerMessage: number };
 
+/** Lookups by id of messages delivered at once in their batches (issue 29): one at a time, after the run. */
+export interface LookupFigures {
+  lookups: number;
+  p50Ms: number;
+  maxMs: number;
+  /** What the message index adds to the batches' start requests, per message (its search attributes' values). */
+  indexBytesPerMessage: number;
+}
+
+/** Messages looked up by id after an indexed batch run. */
+const LOOKUPS = 50;
+
 /**
  * `messages` messages submitted with submitBatch (cut into batches of 500) to a worker in its own process, from
- * the first submit until the sink has every message's 2xx and every batch's workflow has closed.
+ * the first submit until the sink has every message's 2xx and every batch's workflow has closed. `index: false`:
+ * the batches carry no message index (docs/batches.md, "Finding a message by its id"), the findability baseline;
+ * with it, LOOKUPS messages spread over the run are then looked up by id.
  */
 export async function redeliverBatchVolume(
   bench: BenchServer,
   sink: FlakyEndpoint,
   messages: number,
-): Promise<RedeliverVolumeRow & { acceptedSeconds: number }> {
-  return withWorker(bench, 'batch', async (redeliver, worker, taskQueue) => {
+  options: { index?: boolean } = {},
+): Promise<RedeliverVolumeRow & { acceptedSeconds: number; lookup?: LookupFigures }> {
+  const index = options.index ?? true;
+  const name = index ? 'batch' : 'batch-unindexed';
+  return withWorker(bench, name, { messageIndex: index }, async (redeliver, worker, taskQueue) => {
     const pathname = `/volume/${taskQueue}`;
     const inputs = Array.from({ length: messages }, (_, i) => benchMessage(sink.url, pathname, i));
     const delivered = waitForDelivered(sink, pathname, messages, 60_000 + messages * 20);
@@ -42,19 +60,45 @@ export async function redeliverBatchVolume(
     const span = { started, finished: Math.max(lastArrival, closed) };
     const events = await historyLength(bench, submission.batches[0]!.workflowId);
     const row = volumeRow(
-      'redeliver-batch',
+      index ? 'redeliver-batch' : 'redeliver-batch-unindexed',
       messages,
       span,
       { before, after },
       { serverCpuMsPerMessage: bench.serverCpuMs() - serverBefore },
     );
-    return { ...row, eventsPerMessage: round(events / submission.batches[0]!.messages, 3), acceptedSeconds: round(acceptedSeconds, 3) };
+    const lookup = index ? await lookups(redeliver, submission.deliveryIds) : undefined;
+    return {
+      ...row,
+      eventsPerMessage: round(events / submission.batches[0]!.messages, 3),
+      acceptedSeconds: round(acceptedSeconds, 3),
+      ...(lookup && { lookup }),
+    };
   });
+}
+
+/** LOOKUPS messages spread over the run, each found by its id (`status()`) as delivered in its batch. */
+async function lookups(redeliver: Redeliver, ids: readonly string[]): Promise<LookupFigures> {
+  const times: number[] = [];
+  for (let i = 0; i < LOOKUPS; i++) {
+    const id = ids[Math.floor((i * ids.length) / LOOKUPS)]!;
+    const t = performance.now();
+    const status = await redeliver.getHandle(id).status();
+    times.push(performance.now() - t);
+    if (status.state !== 'delivered' || !status.batch) throw new Error(`lookup of ${id}: ${status.state}, batch ${status.batch?.batchId}`);
+  }
+  times.sort((a, b) => a - b);
+  const bytes = indexAttributes(ids).reduce((n, pair) => n + JSON.stringify(pair.value).length, 0);
+  return {
+    lookups: LOOKUPS,
+    p50Ms: round(quantile(times, 0.5)),
+    maxMs: round(times.at(-1)!),
+    indexBytesPerMessage: round(bytes / ids.length, 1),
+  };
 }
 
 /** The same messages, one workflow each (Redeliver.submitMany): what a batch is measured against. */
 export async function redeliverSingleVolume(bench: BenchServer, sink: FlakyEndpoint, messages: number): Promise<RedeliverVolumeRow> {
-  return withWorker(bench, 'single', async (redeliver, worker, taskQueue) => {
+  return withWorker(bench, 'single', {}, async (redeliver, worker, taskQueue) => {
     const pathname = `/volume/${taskQueue}`;
     const inputs = Array.from({ length: messages }, (_, i) => benchMessage(sink.url, pathname, i));
     const before = await worker.stats();
@@ -118,7 +162,7 @@ export async function batcherLatency(
   seconds: number,
   warmUpSeconds = 0,
 ): Promise<LatencyRow> {
-  return withWorker(bench, 'latency', async (_redeliver, worker, taskQueue) => {
+  return withWorker(bench, 'latency', {}, async (_redeliver, worker, taskQueue) => {
     const producer = await forkWorkerProcess('producer-process.js', [bench.server.address, taskQueue]);
     try {
       const warmUp = warmUpSeconds
@@ -202,12 +246,13 @@ const batchesOn = async (bench: BenchServer, taskQueue: string) =>
 async function withWorker<R>(
   bench: BenchServer,
   name: string,
+  options: Pick<RedeliverOptions, 'messageIndex'>,
   run: (redeliver: Redeliver, worker: WorkerProcess, taskQueue: string) => Promise<R>,
 ): Promise<R> {
   const taskQueue = `vol-${name}-${randomUUID().slice(0, 6)}`;
   const worker = await startWorkerProcess('redeliver', bench.server.address, taskQueue);
   try {
-    return await run(new Redeliver(bench.client, { taskQueue }), worker, taskQueue);
+    return await run(new Redeliver(bench.client, { taskQueue, ...options }), worker, taskQueue);
   } finally {
     await worker.stop();
   }

@@ -24,7 +24,7 @@ import { retryStorm, type StormRow } from './retry-storm';
 import { throughput, type ThroughputRow } from './throughput';
 import { timerPrecision, type TimerPrecisionRow } from './timer-precision';
 import { SINK_LOAD_CONNECTIONS, volume, type VolumeResults, type VolumeRow } from './volume';
-import type { LatencyRow } from './redeliver-volume';
+import type { LatencyRow, LookupFigures } from './redeliver-volume';
 
 const SIZES = {
   full: {
@@ -692,6 +692,12 @@ function redeliverLines(rows: VolumeRow[], latencies: VolumeResults['latency'], 
   const batches = rows.filter((v) => v.system === 'redeliver-batch');
   const lines: string[] = [];
   for (const b of batches) {
+    const unindexed = rows.find((v) => v.messages === b.messages && v.system === 'redeliver-batch-unindexed');
+    const lookup = (b as { lookup?: LookupFigures }).lookup;
+    if (unindexed && lookup)
+      lines.push(
+        `- Findability by id (docs/batches.md), ${b.messages} messages: batches with their message index ${b.perSecond}/s, ${x(b.perSecond, unindexed.perSecond)} the same batches without it (${unindexed.perSecond}/s, run just before; target ≥ 0.9×); worker CPU ${b.workerCpuMsPerMessage} against ${unindexed.workerCpuMsPerMessage} ms per message, dev server ${b.serverCpuMsPerMessage ?? '—'} against ${unindexed.serverCpuMsPerMessage ?? '—'} ms; the index adds ${lookup.indexBytesPerMessage} bytes per message to the batches' start requests and no request, event or workflow; ${lookup.lookups} messages looked up by id after the run, one at a time (\`status()\`: its batch found by the index, its row read): p50 ${lookup.p50Ms} ms, max ${lookup.maxMs} ms.`,
+      );
     const bull = rows.find((v) => v.messages === b.messages && v.system === 'bullmq');
     const vs = [
       single && `${x(b.perSecond, single.perSecond)} redeliver's one workflow per message (${single.perSecond}/s)`,

@@ -55,6 +55,8 @@ export async function volume(bench: BenchServer, sink: FlakyEndpoint, sizes: Vol
     rows.push(await bullmqVolume(sink, n));
     console.log(`  volume bullmq ${n}: ${rows.at(-1)!.perSecond}/s`);
     sink.received.length = 0;
+    // findability's baseline first, then the same batches with their message index (issue 29's ratio)
+    await run('redeliver-batch-unindexed', () => redeliverBatchVolume(bench, sink, n, { index: false }));
     await run('redeliver-batch', () => redeliverBatchVolume(bench, sink, n));
   }
   if (sizes.memory) await run('redeliver-batch (memory)', () => redeliverBatchVolume(bench, sink, sizes.memory));

@@ -55,3 +55,11 @@ export function batchesHoldingQuery(tenant: string, deliveryId: string): string 
   const any = INDEX_ATTRIBUTES.map((a) => `${a.name} = ${key}`).join(' OR ');
   return `WorkflowType = 'batchWorkflow' AND Tenant = ${visibilityString(tenant)} AND (${any})`;
 }
+
+/** The completed batches of a task queue (of one tenant or any of several), as visibility lists them: newest closed first. */
+export function completedBatchesQuery(taskQueue: string, tenant?: string | string[]): string {
+  const tenants = tenant === undefined ? [] : [tenant].flat();
+  const clauses = [`WorkflowType = 'batchWorkflow'`, `TaskQueue = ${visibilityString(taskQueue)}`, `ExecutionStatus = 'Completed'`];
+  if (tenants.length) clauses.push(`Tenant IN (${tenants.map(visibilityString).join(', ')})`);
+  return clauses.join(' AND ');
+}

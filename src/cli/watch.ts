@@ -46,7 +46,8 @@ export function registerWatch(program: Command): void {
             );
             if (ENDED.includes(s.state)) break;
           } else {
-            for await (const row of redeliver.list(filter)) {
+            // read again every interval: the deliveries alone (a batched message is read by its id: watch <deliveryId>)
+            for await (const row of redeliver.list(filter, { batched: false })) {
               print(
                 row.deliveryId,
                 row,

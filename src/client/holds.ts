@@ -4,7 +4,16 @@ import { runningHoldsQuery } from '../delivery/filter';
 import { idParts } from '../delivery/ids';
 import type { DeliveryStatus } from '../delivery/types';
 import { isEncryptedValue } from '../encryption/codec';
-import { Endpoint, heldQuery, takeOutUpdate, type HeldEnd, type HeldView, type HoldWorkflow, type TakeOut } from '../contract';
+import {
+  Endpoint,
+  heldQuery,
+  takeOutUpdate,
+  type HeldEnd,
+  type HeldView,
+  type HoldResult,
+  type HoldWorkflow,
+  type TakeOut,
+} from '../contract';
 
 /*
  * A message of a batch that waits in an outage hold (docs/endpoint-health.md, "Outages") has no delivery
@@ -45,17 +54,34 @@ export async function findHeld(client: WorkflowClient, deliveryId: string): Prom
  * A message in the hold its batch named, running or completed (its result says how each message left it); null
  * when the hold does not know it, or answers encrypted to a process without keys.
  */
-export async function heldIn(client: WorkflowClient, holdId: string, deliveryId: string): Promise<FoundHeld | null> {
-  const hold = client.getHandle<HoldWorkflow>(holdId);
-  const description = await hold.describe();
-  const endpoint = description.typedSearchAttributes.get(Endpoint) ?? '';
-  if (description.status.name === 'RUNNING') {
+export function heldIn(client: WorkflowClient, holdId: string, deliveryId: string): Promise<FoundHeld | null> {
+  return heldReader(client)(holdId, deliveryId);
+}
+
+/**
+ * heldIn for many messages (a listing): each hold is described once, and a completed one's result read once;
+ * a running hold is asked of each message.
+ */
+export function heldReader(client: WorkflowClient): (holdId: string, deliveryId: string) => Promise<FoundHeld | null> {
+  const holds = new Map<string, Promise<{ endpoint: string; result: HoldResult | null }>>();
+  const read = async (hold: WorkflowHandle<HoldWorkflow>) => {
+    const description = await hold.describe();
+    const endpoint = description.typedSearchAttributes.get(Endpoint) ?? '';
+    if (description.status.name === 'RUNNING') return { endpoint, result: null };
+    const result = await hold.result();
+    return { endpoint, result: isEncryptedValue(result) ? ({ left: {} } as HoldResult) : result };
+  };
+  return async (holdId, deliveryId) => {
+    const hold = client.getHandle<HoldWorkflow>(holdId);
+    if (!holds.has(holdId)) holds.set(holdId, read(hold));
+    const { endpoint, result } = await holds.get(holdId)!;
+    if (result) {
+      const left = result.left[deliveryId];
+      return left ? { deliveryId, holdId, endpoint, view: { holdId, message: null, left, summary: `left ${holdId}` } } : null;
+    }
     const view = await hold.query(heldQuery, deliveryId);
     return view && !isEncryptedValue(view) ? { deliveryId, holdId, endpoint, view } : null;
-  }
-  const result = await hold.result();
-  const left = isEncryptedValue(result) ? undefined : result.left[deliveryId];
-  return left ? { deliveryId, holdId, endpoint, view: { holdId, message: null, left, summary: `left ${holdId}` } } : null;
+  };
 }
 
 /** A held message's status: waiting in its hold, or delivered from it (one handed over has a delivery of its own). */

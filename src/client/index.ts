@@ -20,7 +20,8 @@ import { OrderingKeys } from '../starter/ordering-keys';
 import { DeliveryStarter } from '../starter/delivery-starter';
 import { DeliveryHandle } from './delivery-handle';
 import { heldEnd } from './holds';
-import { DeliveryLists, type DeliveryPage, type DeliverySummary, type PageRequest } from './lists';
+import { DeliveryLists, type DeliveryPage, type DeliverySummary, type ListOptions, type PageRequest } from './lists';
+import { mergedListing } from './batched-lists';
 import { EndpointViews, type EndpointPage, type EndpointView } from './endpoints';
 import { Redrives, type DeadLetterFilter, type RedriveReport } from './redrive';
 import { secretTenantsFromEnvironment } from '../transports/secret-tenants';
@@ -29,7 +30,7 @@ import { EndpointHandle } from './endpoint-handle';
 
 export { DEFAULT_TASK_QUEUE };
 export { CANCEL_WAIT_MS, DeliveryHandle } from './delivery-handle';
-export type { DeliveryPage, DeliverySummary, PageRequest } from './lists';
+export type { DeliveryPage, DeliverySummary, ListOptions, PageRequest } from './lists';
 export type { EndpointPage, EndpointView } from './endpoints';
 export type { RedriveReport } from './redrive';
 
@@ -232,9 +233,13 @@ export class Redeliver {
     return handle;
   }
 
-  /** Deliveries matching a filter, newest first, as the visibility store has them. */
-  list(filter: DeliveryFilter = {}): AsyncIterable<DeliverySummary> {
-    return this.lists.list(filter);
+  /**
+   * Deliveries matching a filter, newest first, as the visibility store has them, and the messages of batches that
+   * have no delivery of their own, merged in (ListOptions.batched).
+   */
+  list(filter: DeliveryFilter = {}, options: ListOptions = {}): AsyncIterable<DeliverySummary> {
+    const deliveries = this.lists.list(filter);
+    return options.batched === false ? deliveries : mergedListing(this.client.workflow, this.taskQueue, filter, deliveries);
   }
 
   /**

@@ -35,6 +35,19 @@ export interface DeliverySummary {
   closedAt: string | null;
   /** Set when its memo is encrypted and this process has no key to read it: the rest of the row is in the clear. */
   encrypted?: true;
+  /** A message of a batch without a delivery of its own (runId is then empty): the batch it came in. */
+  batch?: { batchId: string; workflowId: string };
+  /** Such a message that waited in an outage hold: the hold. */
+  hold?: { holdId: string };
+}
+
+export interface ListOptions {
+  /**
+   * Also the messages of batches that have no delivery of their own (delivered at once, or waiting in or delivered
+   * from an outage hold), merged in (docs/batches.md, "Finding a message by its id"); default true. Reads each
+   * completed batch's result it comes to: false for a listing read again and again (watch).
+   */
+  batched?: boolean;
 }
 
 /** The deliveries of one task queue, as visibility lists them. */

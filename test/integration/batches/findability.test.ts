@@ -141,3 +141,38 @@ test('a message handed over to a delivery of its own names the batch it came in'
     batch: { workflowId: submission.batches[0]!.workflowId },
   });
 });
+
+test('list: messages delivered at once in their batches are listed with the deliveries of their own, newest first, by state and device', async () => {
+  const device = `list-${randomUUID().slice(0, 8)}`;
+  env.receiver.route('/refuse-once', ({ nth }) => (nth === 1 ? { status: 400 } : { status: 202 }));
+  // a batch: two delivered at once, one rejected (its own delivery); then a single submit delivered (its own too)
+  const batched = [event(device, '/ok'), event(device, '/ok'), event(device, '/refuse-once')];
+  await (await env.h.redeliver.submitBatch(batched)).outcomes();
+  const single = event(device, '/ok');
+  await (await env.h.redeliver.submit(single)).result();
+  const other = event(`other-${randomUUID().slice(0, 8)}`, '/ok');
+  await (await env.h.redeliver.submitBatch([other])).outcomes();
+
+  const listed = async (...flags: string[]) => {
+    const run = await runCli(['list', '--tenant', TENANT, ...flags, '--json', '--address', testAddress(), '--task-queue', env.h.taskQueue]);
+    expect(run.code).toBe(0);
+    return JSON.parse(run.stdout) as { deliveryId: string; state: string; runId: string; batch?: { workflowId: string } }[];
+  };
+  const delivered = await waitFor(
+    () => listed('--device', device, '--state', 'delivered'),
+    (rows) => rows.length >= 3,
+    10_000,
+    'the delivered messages of the device in the listing',
+  );
+  // each message once: the two of the batch (no workflow, the batch named), the single submit's own delivery
+  expect(delivered.map((r) => r.deliveryId).sort()).toEqual([idOf(batched[0]!), idOf(batched[1]!), idOf(single)].sort());
+  for (const m of batched.slice(0, 2)) expect(delivered.find((r) => r.deliveryId === idOf(m))).toMatchObject({ runId: '', batch: {} });
+  expect(delivered.find((r) => r.deliveryId === idOf(single))!.runId).not.toBe('');
+  // newest first: the single submit ended after the batch
+  expect(delivered[0]!.deliveryId).toBe(idOf(single));
+  // a state filter the batched messages are not in leaves them out; the rejected one is its own delivery's line
+  expect((await listed('--device', device, '--state', 'rejected')).map((r) => r.deliveryId)).toEqual([idOf(batched[2]!)]);
+  expect((await listed('--device', device)).map((r) => r.deliveryId).sort()).toEqual([...batched, single].map(idOf).sort());
+  // the other device's message is listed for the tenant, not for this device
+  expect((await listed('--state', 'delivered')).map((r) => r.deliveryId)).toContain(idOf(other));
+});

@@ -67,6 +67,30 @@ test('an endpoint down under two batches: its messages wait in one hold, probes 
   const probed = probes.filter((r) => r.messageId === probes[0]!.messageId).map((r) => r.attempt);
   expect(probed).toEqual(probed.map((_, i) => probed[0]! + i));
 
+  // listed by state, without a workflow each: the device's held messages waiting, each once (docs/batches.md)
+  const heldOf = (device: string) =>
+    [one, two].flatMap((r) => byDisposition(r).held!.filter((m) => m.deliveryId.startsWith(`delivery/${tenant}/${device}/`)));
+  const listed = async (state: 'waiting' | 'delivered') => {
+    const rows = [];
+    for await (const row of redeliver.list({ tenant, device: 'd-3', state })) rows.push(row);
+    return rows;
+  };
+  const waiting = await listed('waiting');
+  expect(waiting.map((r) => r.deliveryId).sort()).toEqual(
+    heldOf('d-3')
+      .map((m) => m.deliveryId)
+      .sort(),
+  );
+  expect(waiting.every((r) => r.hold?.holdId === holdId && r.closedAt === null)).toBe(true);
+  // the last error: the first attempt's, where the batch made one (one held unsent has none, or a probe's)
+  const failedFirstIds = new Set(
+    heldOf('d-3')
+      .filter((m) => m.code === 'http-503')
+      .map((m) => m.deliveryId),
+  );
+  expect(failedFirstIds.size).toBeGreaterThan(0);
+  for (const r of waiting.filter((r) => failedFirstIds.has(r.deliveryId))) expect(r.lastErrorClass).toBe('server');
+
   down = false;
   const ids = new Set([...first, ...second].map((m) => m.messageId!));
   await waitFor(
@@ -91,6 +115,10 @@ test('an endpoint down under two batches: its messages wait in one hold, probes 
     'the hold empty',
   );
   expect(summary.received).toBe(300 - handedOver.length);
+  // then listed as delivered from the hold, the device's own deliveries beside them
+  const ownOfDevice = handedOver.filter((m) => m.deliveryId.startsWith(`delivery/${tenant}/d-3/`)).map((m) => m.deliveryId);
+  const delivered = await listed('delivered');
+  expect(delivered.map((r) => r.deliveryId).sort()).toEqual([...heldOf('d-3').map((m) => m.deliveryId), ...ownOfDevice].sort());
   // its history: a dozen events per batch handed in and per round, well under one per message
   const { historyLength } = (await hold.describe()).raw.workflowExecutionInfo!;
   expect(Number(historyLength) / summary.received).toBeLessThan(0.3);
