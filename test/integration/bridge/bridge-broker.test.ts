@@ -15,7 +15,7 @@ import { bridgeCredential, connectGateway, startBridgeBroker } from '../../suppo
 import { runCli } from '../../support/cli';
 import type { Mosquitto } from '../../support/mosquitto';
 import { startReceiver, type Receiver } from '../../support/receiver';
-import { startHarness, type Harness } from '../../support/temporal';
+import { startHarness, testAddress, type Harness } from '../../support/temporal';
 import { waitFor } from '../../support/wait';
 
 let h: Harness;
@@ -108,6 +108,39 @@ test("Hono's topics become deliveries of their kind, tenant and device; telemetr
   expect([byId['tel-0']!.headers['qos-level'], byId['tel-1']!.headers['qos-level']]).toEqual(['0', '1']);
   expect(byId['evt-1']!.headers['content-type']).toBe('application/json');
   expect(byId['evt-1']!.body).toBe('{"alarm":1}');
+});
+
+test('every message the bridge accepted is found by its id, delivered at once in the batch it came in (client and CLI)', async () => {
+  const base = `${receiver.url}/found-${randomUUID().slice(0, 8)}`;
+  const prefix = new URL(base).pathname;
+  await startBridge({ target: `${base}/{tenant}/{device}`, topics: ['telemetry/+/+', 'event/+/+'] });
+  const ids = [`tel-${randomUUID()}`, `evt-${randomUUID()}`];
+  await Promise.all([publish('telemetry/acme/d9', 'one', { id: ids[0] }), publish('event/acme/d9', 'two', { id: ids[1] })]);
+  await waitFor(
+    async () => accepted(prefix),
+    (r) => r.length === 2,
+    30_000,
+    'two deliveries',
+  );
+  for (const id of ids) {
+    const deliveryId = `delivery/acme/d9/${id}`;
+    // no workflow of its own: the bridge's batch delivered it at once, and its index finds it
+    const status = await waitFor(
+      () =>
+        h.redeliver
+          .getHandle(deliveryId)
+          .status()
+          .catch(() => null),
+      (s) => s?.state === 'delivered',
+      10_000,
+      `the status of ${deliveryId}`,
+    );
+    expect(status).toMatchObject({ deliveryId, messageId: id, tenant: 'acme', device: 'd9', attempts: 1, batch: {} });
+    expect(status!.batch!.workflowId).toMatch(/^batch\/acme\//);
+    const cli = await runCli(['status', deliveryId, '--json', '--address', testAddress(), '--task-queue', h.taskQueue]);
+    expect(cli.code).toBe(0);
+    expect(JSON.parse(cli.stdout)).toMatchObject({ deliveryId, state: 'delivered', batch: status!.batch });
+  }
 });
 
 test('the id comes from the message-id user property, else from the packet; what can never be a delivery is refused and acknowledged', async () => {
