@@ -86,7 +86,7 @@ export interface RedeliverWorkerOptions {
    */
   mqttCredentials?: CredentialResolver;
   /**
-   * Where HTTP targets' signing secrets come from, by the name a target gives (README, "Signed requests"):
+   * Where HTTP targets' signing secrets come from, by the name a target gives (docs/deliveries.md, "Signed requests"):
    * a secret store of the application's. Each still signs only for the endpoints it is bound to. Default:
    * the environment (REDELIVER_SIGNING_SECRETS_<NAME>, REDELIVER_SIGNING_SECRETS_FILE), read at every request.
    */
@@ -154,7 +154,7 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
   const controlTtl = controlTtlOf(options.controlTtlMs);
   await checkOperatorAddresses(operatorEvents, guard, options.operatorEvents === undefined ? OPERATOR_URLS_ENV : undefined);
   const http = createHttpAgent({ allow: guard });
-  // MQTT brokers go through the same SSRF guard; credentials come from the environment checked above (README, "MQTT credentials")
+  // MQTT brokers go through the same SSRF guard; credentials come from the environment checked above (docs/mqtt.md, "Credentials")
   const mqtt = createMqttPool({ allow: guard, credentials: options.mqttCredentials ?? credentialsFromEnvironment(env) });
   const connection =
     options.connection ??

@@ -99,7 +99,7 @@ export function activityClock(floor = -Infinity): () => number {
 export interface DeliverDeps {
   http: Dispatcher;
   mqtt?: MqttPool;
-  /** Signing secrets by name (README, "Signed requests"). Default: the worker's environment, read at every request. */
+  /** Signing secrets by name (docs/deliveries.md, "Signed requests"). Default: the worker's environment, read at every request. */
   signing?: SigningSecretResolver;
   now?: () => number;
   listener?: AttemptListener;

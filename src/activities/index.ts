@@ -38,7 +38,7 @@ export interface ActivityDeps {
    * activity's progress with it, and when it encrypts, a delivery's first attempt checks it was submitted encrypted.
    */
   client?: Client | null;
-  /** Signing secrets by the names HTTP targets give (README, "Signed requests"). Default: the environment, read at every request. */
+  /** Signing secrets by the names HTTP targets give (docs/deliveries.md, "Signed requests"). Default: the environment, read at every request. */
   signing?: SigningSecretResolver;
   /**
    * The worker's per-endpoint limits over every attempt (docs/endpoint-health.md, "Limits: every attempt, per

@@ -55,7 +55,7 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
   success: { status: 200 | 202; description: string; schema: z.ZodType<R> };
   /** Error statuses this route answers besides those every route may (401, 403, 429, 503) and its body's and path's (413, 415, 414: openApiDocument). */
   errors: readonly number[];
-  /** A curl command for the README. */
+  /** A curl command for the API reference (docs/http-api.md). */
   example: string;
   handle(call: Call<P, Q, B>): Promise<NoInfer<R>>;
 }

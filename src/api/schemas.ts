@@ -177,12 +177,12 @@ export const reasonBody = z
 
 export const deliveryInput = deliveryInputSchema.meta({
   id: 'DeliveryInput',
-  description: 'A delivery, as the client API\'s `submit` takes it (README, "A delivery\'s fields").',
+  description: 'A delivery, as the client API\'s `submit` takes it (docs/deliveries.md, "A delivery\'s fields").',
 });
 export const submitBody = z.union([deliveryInput, z.array(deliveryInput)]);
 export const subscriptionInput = subscriptionInputSchema.meta({
   id: 'SubscriptionInput',
-  description: 'A command subscription, as `Subscriptions.start` takes it (README, "Command subscriptions").',
+  description: 'A command subscription, as `Subscriptions.start` takes it (docs/mqtt.md, "Command subscriptions").',
 });
 
 export const acceptedSchema = z
@@ -302,7 +302,10 @@ export const jobSchema = z
     alreadyRedriven: z.array(z.string()),
     failed: z.array(z.object({ deliveryId: z.string(), error: z.string() })),
   })
-  .meta({ id: 'RedriveJob', description: 'A bulk redrive, kept in the memory of the server that runs it (README, "HTTP API").' });
+  .meta({
+    id: 'RedriveJob',
+    description: 'A bulk redrive, kept in the memory of the server that runs it (docs/http-api.md, "A long bulk redrive is a job").',
+  });
 
 const paceView = {
   state: z.enum(['healthy', 'failing', 'recovering']),

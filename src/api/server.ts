@@ -70,7 +70,7 @@ async function temporalReachable(redeliver: Redeliver): Promise<boolean> {
 
 const version = (): string => (JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 
-/** `redeliver serve`: the HTTP API on Fastify, over the client API (README, "HTTP API"). */
+/** `redeliver serve`: the HTTP API on Fastify, over the client API (docs/http-api.md). */
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   const { settings, redeliver } = options;
   const api: ApiContext = {
@@ -89,7 +89,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: (err, req, reply) => sendProblem(reply, fastifyProblem(err, req)),
   });
-  // the body of every route is JSON: any other type is 415, as the README says, not a string for the routes to refuse
+  // the body of every route is JSON: any other type is 415, as docs/http-api.md says, not a string for the routes to refuse
   app.removeContentTypeParser('text/plain');
   identifyCallers(app, settings.keys);
   logAccess(app, options.accessLog ?? ((entry) => process.stderr.write(`${JSON.stringify(entry)}\n`)));
@@ -118,7 +118,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
 /**
  * The HTTP(S) server under Fastify, with the bounds a slow or greedy client meets: a request arrives whole within
  * the request timeout, a connection moves a byte within the connection timeout, and one address holds at most
- * its cap of connections (README, "HTTP API").
+ * its cap of connections (docs/http-api.md, "Around the routes").
  */
 function boundedServer(settings: ApiSettings, handler: RequestListener): Server {
   const options = {

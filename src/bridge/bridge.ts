@@ -13,7 +13,7 @@ import { deliveryOf, PUBACK } from './message';
 import type { BridgeConfig } from './types';
 
 /*
- * `redeliver bridge` (README, "The MQTT bridge"): messages from a broker's shared subscription become
+ * `redeliver bridge` (docs/mqtt.md, "The MQTT bridge"): messages from a broker's shared subscription become
  * deliveries through a batcher, and a QoS 1 message is acknowledged to the broker only once the batch
  * holding its delivery was durably accepted by Temporal. A bridge that dies loses nothing: the broker
  * resends what it had not acknowledged when the bridge's session comes back.

@@ -2,7 +2,7 @@ import type { BatcherOptions } from '../batching/batcher';
 import type { MqttTls } from '../transports/mqtt';
 import type { MessageMapping } from './message';
 
-/** What `redeliver bridge` reads from its configuration file and flags (README, "The MQTT bridge"). */
+/** What `redeliver bridge` reads from its configuration file and flags (docs/mqtt.md, "The MQTT bridge"). */
 export interface BridgeConfigInput {
   /** `mqtt(s)://host:port`, or the broker with how to log in and keep the session. */
   broker: string | BridgeBrokerInput;
@@ -26,7 +26,7 @@ export interface BridgeConfigInput {
 
 export interface BridgeBrokerInput {
   url: string;
-  /** A credential name, resolved as a worker resolves MQTT targets' (README, "MQTT credentials"). */
+  /** A credential name, resolved as a worker resolves MQTT targets' (docs/mqtt.md, "Credentials"). */
   credential?: string;
   /** mqtts without a credential: the CA and server name to verify the broker with. */
   tls?: MqttTls;

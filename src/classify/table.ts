@@ -671,7 +671,7 @@ export const CLASSIFICATION_TABLE: readonly ClassificationRow[] = [
     code: 'secret-not-bound',
     class: 'client',
     meaning:
-      'The target names a secret of the worker (an MQTT credential) that is not bound to it: a secret goes only to the targets its configuration lists (README, "MQTT credentials"), so that a producer cannot have it sent to a server of its own. Refused before connecting.',
+      'The target names a secret of the worker (an MQTT credential) that is not bound to it: a secret goes only to the targets its configuration lists (docs/mqtt.md, "Credentials"), so that a producer cannot have it sent to a server of its own. Refused before connecting.',
     reason:
       "the worker's {secret} is not bound to {target}: a secret goes only to the targets its configuration lists, so nothing was sent. {hint}",
   },
@@ -679,7 +679,7 @@ export const CLASSIFICATION_TABLE: readonly ClassificationRow[] = [
     code: 'secret-not-for-tenant',
     class: 'client',
     meaning:
-      'The target names a secret of the worker (an MQTT credential, a signing secret) that is not for the delivery\'s tenant: a secret serves only the tenants its configuration lists in "tenants" (README, "MQTT credentials", "Signed requests"), so that one tenant cannot sign or publish as another. Refused before connecting.',
+      'The target names a secret of the worker (an MQTT credential, a signing secret) that is not for the delivery\'s tenant: a secret serves only the tenants its configuration lists in "tenants" (docs/mqtt.md, "Credentials"; docs/deliveries.md, "Signed requests"), so that one tenant cannot sign or publish as another. Refused before connecting.',
     reason:
       "the worker's {secret} is not for tenant {tenant}: a secret serves only the tenants its configuration lists, so nothing was sent. {hint}",
   },

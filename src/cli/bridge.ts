@@ -41,9 +41,9 @@ export function registerBridge(program: Command): void {
       .description(
         "turn each message on an MQTT broker's topics (Eclipse Hono's layout) into a delivery, in batches, sharing the messages with the other bridges of its group; until SIGINT/SIGTERM",
       )
-      .option('--config <file>', 'JSON configuration (README, "The MQTT bridge"); the flags below win over it')
+      .option('--config <file>', 'JSON configuration (docs/mqtt.md, "The MQTT bridge"); the flags below win over it')
       .option('--broker <url>', 'mqtt:// or mqtts:// broker')
-      .option('--credential <name>', 'name of the MQTT credential to log in with (README, "MQTT credentials")')
+      .option('--credential <name>', 'name of the MQTT credential to log in with (docs/mqtt.md, "Credentials")')
       .option(
         '--client-id <id>',
         "the bridge's MQTT client id, which names its session: stable across restarts (default <group>-<host name>)",

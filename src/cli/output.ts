@@ -2,7 +2,7 @@ import { CommanderError } from 'commander';
 import { ConfigError } from '../config/errors';
 import { DeliveryControlError, InvalidInputError } from '../errors';
 
-/** Exit codes scripts can rely on (README, "Exit codes"). */
+/** Exit codes scripts can rely on (docs/cli.md, "Exit codes"). */
 export const EXIT = {
   ok: 0,
   /** the delivery ended in a dead letter or was cancelled (result) */

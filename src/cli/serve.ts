@@ -10,7 +10,7 @@ export function registerServe(program: Command): void {
   withConnectionFlags(
     program
       .command('serve')
-      .description('the HTTP API: submit and operate deliveries with API keys (README, "HTTP API")')
+      .description('the HTTP API: submit and operate deliveries with API keys (docs/http-api.md)')
       .option('--port <port>', `port to listen on (default ${DEFAULT_API_PORT}; 0 picks a free one)`)
       .option('--host <ip>', 'interface to listen on (0.0.0.0 inside a container)', '127.0.0.1'),
   )

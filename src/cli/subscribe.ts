@@ -51,7 +51,7 @@ export function registerSubscribe(program: Command): void {
       .requiredOption('--callback <url>', 'http(s) URL each command is POSTed to')
       .option('--topic <filter>', 'topic filter (default command/{tenant}/{device}/req/#)')
       .option('--protocol-version <5|3.1.1>', 'MQTT version (default 5)')
-      .option('--credential <name>', 'name of a credential the worker resolves (README, "MQTT credentials")')
+      .option('--credential <name>', 'name of a credential the worker resolves (docs/mqtt.md, "Credentials")')
       .option('--client-id <id>', 'client id of the subscription, starting with <tenant>/ (default: a random one, kept for its life)')
       .option('--callback-header <name:value>', 'extra header on callback requests (repeatable)', collect, [])
       .option('--callback-timeout <duration>', 'callback request timeout (default 10s)')

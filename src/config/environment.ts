@@ -269,7 +269,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     name: 'REDELIVER_API_KEYS_FILE',
     readBy: ['api'],
     meaning:
-      'a JSON array of API keys, `{"key": "<secret>" or "sha256": "<hex>", "tenants": ["acme"] or ["*"], "roles": ["produce", "operate", "read"], "name"?, "rateLimit"?}` (README, "HTTP API"); only their hashes are kept',
+      'a JSON array of API keys, `{"key": "<secret>" or "sha256": "<hex>", "tenants": ["acme"] or ["*"], "roles": ["produce", "operate", "read"], "name"?, "rateLimit"?}` (docs/http-api.md, "Keys"); only their hashes are kept',
     default: 'none: this or `REDELIVER_API_KEYS` is required',
   },
   { name: 'REDELIVER_API_KEYS', readBy: ['api'], meaning: 'the same JSON array itself (a secret in the environment)', default: 'none' },

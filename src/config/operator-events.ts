@@ -10,7 +10,7 @@ import type { ConfigProblem, EnvReader } from './errors';
 export interface OperatorEvents {
   /** The operator URLs: each event is a delivery (kind `event`) to each of them. */
   urls: readonly string[];
-  /** The name of the signing secret they are signed with, resolved as any target's (README, "Signed requests"). */
+  /** The name of the signing secret they are signed with, resolved as any target's (docs/deliveries.md, "Signed requests"). */
   signing: string;
 }
 

@@ -52,7 +52,7 @@ export interface HttpTargetInput {
   /** Opt-in: the endpoint takes many messages in one request, and a batch's first attempts to it go so. Default: off. */
   batch?: HttpBatchingInput;
   /**
-   * The name of a signing secret the worker resolves (README, "Signed requests"): every request carries
+   * The name of a signing secret the worker resolves (docs/deliveries.md, "Signed requests"): every request carries
    * Standard Webhooks signatures made with it. The secret itself never travels with a delivery. Default: unsigned.
    */
   signing?: string;
@@ -106,7 +106,7 @@ export interface MqttTargetInput {
   /** `'5'` (default) or `'3.1.1'`. Only MQTT 5 carries the message id (as a user property). */
   protocolVersion?: MqttVersion;
   /**
-   * The name of a credential the worker resolves (README, "MQTT credentials"); the user name and
+   * The name of a credential the worker resolves (docs/mqtt.md, "Credentials"); the user name and
    * password themselves never travel with a delivery. Default: none (connect without).
    */
   credential?: string;

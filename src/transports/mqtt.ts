@@ -299,7 +299,7 @@ export function pooledClientId(prefix = 'redeliver'): string {
 }
 
 export interface MqttPoolOptions {
-  /** Default: the worker's environment (README, "MQTT credentials"). */
+  /** Default: the worker's environment (docs/mqtt.md, "Credentials"). */
   credentials?: CredentialResolver;
   /**
    * The SSRF guard's allow-list, as for the HTTP agent: blocked ranges (loopback, private, …) or CIDRs

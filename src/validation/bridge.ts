@@ -140,7 +140,7 @@ export function validateBridgeConfig(raw: unknown): BridgeConfig {
   };
 }
 
-/** zod names a list's element `topics.1`: as the README writes it, `topics[1]`. */
+/** zod names a list's element `topics.1`: as the docs write it, `topics[1]`. */
 function indexed(p: Problem): Problem {
   return { ...p, field: p.field.replace(/\.(\d+)(?=\.|$)/g, '[$1]') };
 }
@@ -156,7 +156,7 @@ function brokerOf(
   if (typeof broker !== 'object' || broker === null || typeof broker.url !== 'string') return undefined;
   const field = typeof given === 'string' ? 'broker' : 'broker.url';
   const before = problems.length;
-  const parsed = parseTargetUrl(broker.url, ['mqtt', 'mqtts'], 'name a credential in broker.credential (README, "MQTT credentials")');
+  const parsed = parseTargetUrl(broker.url, ['mqtt', 'mqtts'], 'name a credential in broker.credential (docs/mqtt.md, "Credentials")');
   problems.push(...parsed.problems.map((message) => ({ field, message })));
   if (parsed.url && !reported.has('broker.tls'))
     brokerProblems(parsed.url, broker, { url: field, tls: 'broker.tls', alone: '', what: 'brokers' }, problems);

@@ -55,7 +55,7 @@ const verdictSchema = z.enum(['success', 'client', 'well-known', 'server', 'conn
   error: 'must be one of success, client, well-known, server, connection',
 });
 
-/** A credential name: what a worker looks up (README, "MQTT credentials"), never the secret itself. */
+/** A credential name: what a worker looks up (docs/mqtt.md, "Credentials"), never the secret itself. */
 export const CREDENTIAL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 /** The name of a secret the worker resolves (a `credential`, a `signing secret`): the secret itself never travels. */
@@ -66,7 +66,7 @@ const secretNameSchema = (what: string) =>
 
 /** A credential's name, on an MQTT target or a subscription's broker. */
 export const credentialSchema = secretNameSchema('credential');
-/** A signing secret's name, on an HTTP target (README, "Signed requests"). */
+/** A signing secret's name, on an HTTP target (docs/deliveries.md, "Signed requests"). */
 export const signingSchema = secretNameSchema('signing secret');
 
 /** Eclipse Hono's MQTT topics, the default of each kind (its MQTT adapter's user guide). */
@@ -78,13 +78,13 @@ export const DEFAULT_MQTT_TOPICS: Record<MessageKind, string> = {
 
 const HTTP_FIELDS = ['method', 'headers', 'batch', 'signing'] as const;
 const HTTP_USER_INFO = 'send credentials in target.headers (e.g. Authorization)';
-const MQTT_USER_INFO = 'name a credential the worker resolves in target.credential (README, "MQTT credentials")';
+const MQTT_USER_INFO = 'name a credential the worker resolves in target.credential (docs/mqtt.md, "Credentials")';
 /**
  * Why a target (or subscription broker) naming a credential may not set its own CA or server name: they
  * would decide which server receives the credential (Node trusts `ca` instead of the system's roots).
  */
 export const CREDENTIAL_TLS =
-  'must not set ca or servername with a credential: the TLS trust for a credential is the worker\'s, in its binding ("brokers" entries { url, ca, servername }; README, "MQTT credentials")';
+  'must not set ca or servername with a credential: the TLS trust for a credential is the worker\'s, in its binding ("brokers" entries { url, ca, servername }; docs/mqtt.md, "Credentials")';
 
 /** An mqtts target's TLS settings (a subscription's broker's too). */
 export const tlsSchema = z

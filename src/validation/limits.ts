@@ -3,7 +3,7 @@ import { deliveryIdOf, OPERATOR_TENANT } from '../delivery/ids';
 import type { Problem } from '../errors';
 
 // What submit bounds and refuses so that a delivery's first attempt never fails for a reason visible at
-// submit, and what it stores stays small (README, "A delivery's fields"). Shared by deliveries and
+// submit, and what it stores stays small (docs/deliveries.md, "A delivery's fields"). Shared by deliveries and
 // command subscriptions.
 
 /**

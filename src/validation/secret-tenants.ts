@@ -26,6 +26,6 @@ export function secretTenantProblems(
 ): Problem[] {
   const tenants = name ? lookup?.(use, name) : undefined;
   if (tenants === undefined || tenants === '*' || tenants.includes(tenant)) return [];
-  const message = `names the ${LABELS[use]} "${name}", which is not for tenant "${tenant}": a secret of the worker serves only the tenants in its "tenants" (README, "Secrets are bound to tenants")`;
+  const message = `names the ${LABELS[use]} "${name}", which is not for tenant "${tenant}": a secret of the worker serves only the tenants in its "tenants" (docs/mqtt.md, "Secrets are bound to tenants")`;
   return [{ field, message }];
 }

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { openApiDocument } from '../../src/api/openapi';
 import { ROUTES } from '../../src/api/routes';
 
-// The README's API reference is rendered from the OpenAPI document the server serves (GET /openapi.json), so
+// The API reference in docs/http-api.md is rendered from the OpenAPI document the server serves (GET /openapi.json), so
 // that it cannot say something else. `UPDATE_DOCS=1 npx jest test/unit/api-reference` rewrites it.
-const README = path.join(__dirname, '../../README.md');
+const DOC = path.join(__dirname, '../../docs/http-api.md');
 const START =
   '<!-- api:start — rendered from the OpenAPI document (src/api/routes.ts); `UPDATE_DOCS=1 npx jest test/unit/api-reference` rewrites it -->';
 const END = '<!-- api:end -->';
@@ -61,14 +61,14 @@ function renderReference(doc: ReturnType<typeof openApiDocument>): string {
   return sections.join('\n\n');
 }
 
-test("the README's API reference is the OpenAPI document's", () => {
-  const readme = readFileSync(README, 'utf8');
-  const start = readme.indexOf(START);
-  const end = readme.indexOf(END);
+test("docs/http-api.md's API reference is the OpenAPI document's", () => {
+  const doc = readFileSync(DOC, 'utf8');
+  const start = doc.indexOf(START);
+  const end = doc.indexOf(END);
   expect(start).toBeGreaterThan(0);
   const reference = renderReference(openApiDocument(ROUTES, '0'));
-  if (process.env.UPDATE_DOCS) writeFileSync(README, `${readme.slice(0, start + START.length)}\n\n${reference}\n\n${readme.slice(end)}`);
-  else expect(readme.slice(start + START.length, end).trim()).toBe(reference);
+  if (process.env.UPDATE_DOCS) writeFileSync(DOC, `${doc.slice(0, start + START.length)}\n\n${reference}\n\n${doc.slice(end)}`);
+  else expect(doc.slice(start + START.length, end).trim()).toBe(reference);
 });
 
 test('every route has its curl example, and every component a reference is made to exists', () => {

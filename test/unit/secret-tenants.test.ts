@@ -35,7 +35,7 @@ test("a globex delivery naming acme's signing secret or MQTT credential is refus
   const signed = { url: 'https://hooks.acme.example/in', signing: 'acme-hooks' };
   const published = { url: 'mqtts://hub.example.com', credential: 'hub-acme', topic: 'command/acme/valve-7/x' };
   const message = (what: string, name: string) =>
-    `names the ${what} "${name}", which is not for tenant "globex": a secret of the worker serves only the tenants in its "tenants" (README, "Secrets are bound to tenants")`;
+    `names the ${what} "${name}", which is not for tenant "globex": a secret of the worker serves only the tenants in its "tenants" (docs/mqtt.md, "Secrets are bound to tenants")`;
   expect(problemsOf(() => validateDelivery(delivery('globex', signed), { secretTenants }))).toEqual([
     { field: 'target.signing', message: message('signing secret', 'acme-hooks') },
   ]);

@@ -10,7 +10,7 @@ import { startHarness, testAddress, type Harness } from '../../support/temporal'
 import { waitFor } from '../../support/wait';
 
 /*
- * An endpoint's controls over HTTP (README, "HTTP API"): what `redeliver endpoint set|show|pause|resume|disable`
+ * An endpoint's controls over HTTP (docs/http-api.md, "Endpoint controls"): what `redeliver endpoint set|show|pause|resume|disable`
  * does, on a real server and worker. Each test has an endpoint (a receiver) of its own, set before anything is
  * sent to it, so that the workers' first read of it already says so.
  */

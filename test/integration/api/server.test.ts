@@ -168,7 +168,7 @@ test('connections past the cap from one address are closed as they open; those w
   }
 });
 
-test('a body that is not JSON is 415, as the README says, in problem details', async () => {
+test('a body that is not JSON is 415, as docs/http-api.md says, in problem details', async () => {
   const api = await start();
   const plain = await fetch(`${api.url}/v1/deliveries`, {
     method: 'POST',

@@ -8,7 +8,7 @@ import { startReceiver, type ReceivedRequest, type Receiver } from '../../suppor
 import { startHarness, type Harness } from '../../support/temporal';
 
 /*
- * Signed requests (README, "Signed requests"), on the dev server with the production worker: every request
+ * Signed requests (docs/deliveries.md, "Signed requests"), on the dev server with the production worker: every request
  * to a target naming a signing secret is verified here by the `standardwebhooks` package, the receivers'
  * own verifier; the worker's secrets are rotated under it without a restart.
  */
