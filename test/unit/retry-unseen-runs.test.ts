@@ -3,23 +3,14 @@ import { createRetryActivities } from '../../src/activities/retry';
 import type { AttemptResult } from '../../src/activities/deliver';
 import type { RetryEnd, RetryInput, RetryProgress } from '../../src/contract';
 import { validateDelivery } from '../../src/validation/delivery';
+import { retryProgress } from '../support/retry-progress';
 
 // a run of the retrying activity whose saves never reached the server (it overran its time on a stalled worker) is
 // followed by a run that starts from an older save: the count of such runs is what explains a resent attempt number
 const delivery = validateDelivery({ kind: 'event', tenant: 'acme', device: 'd', target: 'https://example.com/x', payload: { n: 1 } });
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never;
-const progress = (over: Partial<RetryProgress> = {}): RetryProgress => ({
-  attempts: 3,
-  previousDelay: 200,
-  lastError: { class: 'connection', code: 'net-ECONNRESET', reason: 'reset', attempt: 3, at: new Date(0).toISOString() },
-  lastAttemptAt: Date.now() - 1_000,
-  attemptLog: [],
-  nextAttemptAt: Date.now() - 10,
-  hinted: false,
-  reservedAt: null,
-  heldBack: 0,
-  ...over,
-});
+const progress = (over: Partial<RetryProgress> = {}) =>
+  retryProgress({ attempts: 3, lastClass: 'connection', code: 'net-ECONNRESET' }, over);
 const input = (p: RetryProgress): RetryInput => ({ delivery, progress: p, agedFrom: Date.now() - 1_000, searchedClass: 'connection' });
 
 /** One run of the activity as Temporal's attempt `run`, given the heartbeat the server kept; what it sent, saved and ended in. */

@@ -3,7 +3,8 @@ import type { Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { submissionCheck, SUBMISSION_UNCHECKED } from '../../src/worker-services/submission-check';
 import { createRetryActivities } from '../../src/activities/retry';
-import { type RetryEnd, type RetryProgress } from '../../src/contract';
+import type { RetryEnd } from '../../src/contract';
+import { retryProgress } from '../support/retry-progress';
 import type { AttemptResult } from '../../src/activities/deliver';
 import { validateDelivery } from '../../src/validation/delivery';
 import { AesGcmPayloadCodec } from '../../src/encryption/codec';
@@ -27,17 +28,7 @@ test('a check that cannot read the history fails closed: a retryable failure tha
 
 describe('the retrying activity checks again before sending after an unchecked first attempt', () => {
   const delivery = validateDelivery({ kind: 'event', tenant: 'acme', device: 'd', target: 'https://example.com/x', payload: { n: 1 } });
-  const progress = (code: string): RetryProgress => ({
-    attempts: 1,
-    previousDelay: 200,
-    lastError: { class: 'server', code, reason: 'r', attempt: 1, at: new Date(0).toISOString() },
-    lastAttemptAt: Date.now() - 1_000,
-    attemptLog: [],
-    nextAttemptAt: Date.now() - 10,
-    hinted: false,
-    reservedAt: null,
-    heldBack: 0,
-  });
+  const progress = (code: string) => retryProgress({ code });
   const run = async (code: string, checked: Awaited<ReturnType<NonNullable<ReturnType<typeof submissionCheck>>>>) => {
     const sent: number[] = [];
     const attempt = (_d: unknown, n: number): Promise<AttemptResult> => {
