@@ -79,7 +79,10 @@ export async function startWorkerProcess(
  * 'stats' (process-stats.ts); stopped with SIGTERM.
  */
 export async function forkWorkerProcess(script: string, args: string[]): Promise<WorkerProcess> {
-  const child = fork(path.join(__dirname, script), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // REDELIVER_BENCH_CPU_PROF=<dir>: each process writes a V8 CPU profile there when it exits (--cpu-prof)
+  const profile = process.env.REDELIVER_BENCH_CPU_PROF;
+  const execArgv = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+  const child = fork(path.join(__dirname, script), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
   await new Promise<void>((resolve, reject) => {
     child.once('message', (m) => (m === 'ready' ? resolve() : reject(new Error(`unexpected ${String(m)}`))));
     child.once('exit', (code) => reject(new Error(`bench worker exited with ${code}`)));

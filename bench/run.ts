@@ -23,8 +23,8 @@ import { retryCost, type RetryCostRow } from './retry-cost';
 import { retryStorm, type StormRow } from './retry-storm';
 import { throughput, type ThroughputRow } from './throughput';
 import { timerPrecision, type TimerPrecisionRow } from './timer-precision';
-import { SINK_LOAD_CONNECTIONS, volume, type VolumeResults, type VolumeRow } from './volume';
-import type { LatencyRow, LookupFigures } from './redeliver-volume';
+import { SINK_LOAD_CONNECTIONS, volume, type FindabilityResults, type VolumeResults, type VolumeRow } from './volume';
+import type { LatencyRow } from './redeliver-volume';
 
 const SIZES = {
   full: {
@@ -634,7 +634,7 @@ function clusterReport(rows: ClusterBenchRow[]): string[] {
   return parts;
 }
 
-function volumeReport({ rows, latency, streamed }: VolumeResults): string[] {
+function volumeReport({ rows, latency, streamed, findability }: VolumeResults): string[] {
   const parts = ['', '## 6. Volume: messages that succeed at once, end to end, against BullMQ', ''];
   const sizes = [...new Set(rows.map((v) => v.messages))];
   const cell = (v: number | undefined) => (v === undefined ? '—' : v);
@@ -674,6 +674,7 @@ function volumeReport({ rows, latency, streamed }: VolumeResults): string[] {
     `Each system delivers every message to the same local sink (src/demo/flaky-endpoint.ts, HTTP 202) with one POST each; messages/s from the first submit or add until the sink has answered every message with a 2xx. BullMQ: a fresh redis-server (append-only file on, fsync every second, no RDB snapshots), jobs added with addBulk in chunks of 1,000, job options \`attempts: 10, backoff: { type: 'exponential', delay: 200 }, removeOnComplete: true\`, one Worker with concurrency 50 in its own process POSTing with undici (keep-alive); server CPU is redis-server's. sink-alone: the same POSTs from a plain undici Pool with ${SINK_LOAD_CONNECTIONS} keep-alive connections in a process of its own, no queue: its worker columns are the load generator's.`,
   );
   parts.push('', ...redeliverLines(rows, latency, streamed));
+  if (findability) parts.push('', ...findabilityLines(findability));
   for (const alone of rows.filter((v) => v.system === 'sink-alone')) {
     const best = Math.max(...rows.filter((v) => v.messages === alone.messages && v.system !== 'sink-alone').map((v) => v.perSecond));
     if (!(best > 0)) continue;
@@ -692,12 +693,6 @@ function redeliverLines(rows: VolumeRow[], latencies: VolumeResults['latency'], 
   const batches = rows.filter((v) => v.system === 'redeliver-batch');
   const lines: string[] = [];
   for (const b of batches) {
-    const unindexed = rows.find((v) => v.messages === b.messages && v.system === 'redeliver-batch-unindexed');
-    const lookup = (b as { lookup?: LookupFigures }).lookup;
-    if (unindexed && lookup)
-      lines.push(
-        `- Findability by id (docs/batches.md), ${b.messages} messages: batches with their message index ${b.perSecond}/s, ${x(b.perSecond, unindexed.perSecond)} the same batches without it (${unindexed.perSecond}/s, run just before; target ≥ 0.9×); worker CPU ${b.workerCpuMsPerMessage} against ${unindexed.workerCpuMsPerMessage} ms per message, dev server ${b.serverCpuMsPerMessage ?? '—'} against ${unindexed.serverCpuMsPerMessage ?? '—'} ms; the index adds ${lookup.indexBytesPerMessage} bytes per message to the batches' start requests and no request, event or workflow; ${lookup.lookups} messages looked up by id after the run, one at a time (\`status()\`: its batch found by the index, its row read): p50 ${lookup.p50Ms} ms, max ${lookup.maxMs} ms.`,
-      );
     const bull = rows.find((v) => v.messages === b.messages && v.system === 'bullmq');
     const vs = [
       single && `${x(b.perSecond, single.perSecond)} redeliver's one workflow per message (${single.perSecond}/s)`,
@@ -721,6 +716,17 @@ function redeliverLines(rows: VolumeRow[], latencies: VolumeResults['latency'], 
       `- Memory while ${streamed.messages} messages pass through the batcher at ${streamed.offeredPerSecond}/s: worker RSS after each tenth of the run ${streamed.workerRssMb.join(', ')} MB, peak ${streamed.workerPeakRssMb} MB (p99 ${streamed.p99Ms} ms with no warm-up, the fresh worker's first seconds in it; ${streamed.deliveredPerSecond}/s reached the sink).`,
     );
   return lines;
+}
+
+/** Issue 29's ratio: the batch rate with the message index against without it, pooled over the alternating runs. */
+function findabilityLines({ indexed, unindexed }: FindabilityResults): string[] {
+  const pooled = (runs: VolumeRow[]) => round(runs.reduce((n, r) => n + r.messages, 0) / runs.reduce((s, r) => s + r.seconds, 0), 1);
+  const mean = (runs: VolumeRow[], f: (r: VolumeRow) => number | undefined) =>
+    round(runs.reduce((n, r) => n + (f(r) ?? 0), 0) / runs.length, 3);
+  const lookups = indexed.map((r) => r.lookup);
+  return [
+    `- Findability by id (docs/batches.md, "Finding a message by its id"), ${indexed[0]!.messages} messages a run, ${indexed.length} runs each in alternating order (without, with, with, without, …): batches with their message index ${pooled(indexed)}/s (runs ${indexed.map((r) => r.perSecond).join(', ')}), **${x(pooled(indexed), pooled(unindexed))}** the same batches without it, ${pooled(unindexed)}/s (runs ${unindexed.map((r) => r.perSecond).join(', ')}); target ≥ 0.9×. Worker CPU ${mean(indexed, (r) => r.workerCpuMsPerMessage)} against ${mean(unindexed, (r) => r.workerCpuMsPerMessage)} ms per message, dev server ${mean(indexed, (r) => r.serverCpuMsPerMessage)} against ${mean(unindexed, (r) => r.serverCpuMsPerMessage)} ms. The index adds ${lookups[0]!.indexBytesPerMessage} bytes per message to the batches' start requests, and no request, history event or workflow. ${lookups[0]!.lookups} messages looked up by id after each indexed run, one at a time (\`status()\`: no delivery of its own, its batch found by the index, its row read): p50 ${lookups.map((l) => l.p50Ms).join(', ')} ms, max ${lookups.map((l) => l.maxMs).join(', ')} ms.`,
+  ];
 }
 
 /** A latency row's warm-up, measured apart: the fresh worker's and producer's first seconds at the same rate. */

@@ -1,6 +1,7 @@
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
 import { bullmqVolume } from './bullmq';
 import { forkWorkerProcess, type BenchServer, type WorkerProcess } from './harness';
+import type { LookupFigures } from './redeliver-volume';
 import type { LoadRun } from './load-process';
 import { batcherLatency, redeliverBatchVolume, redeliverSingleVolume, type LatencyRow } from './redeliver-volume';
 import { volumeRow, type VolumeRow } from './volume-row';
@@ -31,8 +32,15 @@ export interface VolumeSizes {
   latency: { perSecond: number[]; seconds: number; warmUpSeconds: number };
 }
 
+export interface FindabilityResults {
+  indexed: (VolumeRow & { lookup: LookupFigures })[];
+  unindexed: VolumeRow[];
+}
+
 export interface VolumeResults {
   rows: VolumeRow[];
+  /** Batches with their message index against the same without it (absent from runs before it was measured). */
+  findability?: FindabilityResults;
   latency: LatencyRow[];
   /** `memory` messages through the batcher at MEMORY_PER_SECOND. */
   streamed?: LatencyRow;
@@ -55,10 +63,9 @@ export async function volume(bench: BenchServer, sink: FlakyEndpoint, sizes: Vol
     rows.push(await bullmqVolume(sink, n));
     console.log(`  volume bullmq ${n}: ${rows.at(-1)!.perSecond}/s`);
     sink.received.length = 0;
-    // findability's baseline first, then the same batches with their message index (issue 29's ratio)
-    await run('redeliver-batch-unindexed', () => redeliverBatchVolume(bench, sink, n, { index: false }));
     await run('redeliver-batch', () => redeliverBatchVolume(bench, sink, n));
   }
+  const findability = await findabilityRuns(bench, sink, sizes.messages.at(-1)!);
   if (sizes.memory) await run('redeliver-batch (memory)', () => redeliverBatchVolume(bench, sink, sizes.memory));
   const latency: LatencyRow[] = [];
   for (const rate of sizes.latency.perSecond) {
@@ -66,11 +73,33 @@ export async function volume(bench: BenchServer, sink: FlakyEndpoint, sizes: Vol
     console.log(`  volume latency at ${rate}/s: p50 ${latency.at(-1)!.p50Ms} ms, p99 ${latency.at(-1)!.p99Ms} ms`);
     sink.received.length = 0;
   }
-  if (!sizes.memory) return { rows, latency };
+  if (!sizes.memory) return { rows, latency, findability };
   const streamed = await batcherLatency(bench, sink, MEMORY_PER_SECOND, sizes.memory / MEMORY_PER_SECOND);
   console.log(`  volume ${sizes.memory} through the batcher: worker RSS ${streamed.workerRssMb.join(', ')} MB`);
   sink.received.length = 0;
-  return { rows, latency, streamed };
+  return { rows, latency, streamed, findability };
+}
+
+/** Runs of each in the findability comparison, alternating (off, on, on, off, off, on) so that drift cancels. */
+const FINDABILITY_PAIRS = 3;
+
+/**
+ * Findability by id (issue 29): the same batches with their message index and without it (docs/batches.md,
+ * "Finding a message by its id"), FINDABILITY_PAIRS runs each in alternating order, and lookups by id after the
+ * indexed runs.
+ */
+async function findabilityRuns(bench: BenchServer, sink: FlakyEndpoint, messages: number): Promise<FindabilityResults> {
+  const indexed: FindabilityResults['indexed'] = [];
+  const unindexed: VolumeRow[] = [];
+  for (let pair = 0; pair < FINDABILITY_PAIRS; pair++) {
+    for (const index of pair % 2 === 0 ? [false, true] : [true, false]) {
+      const row = await redeliverBatchVolume(bench, sink, messages, { index });
+      (index ? indexed : unindexed).push(row as FindabilityResults['indexed'][number]);
+      console.log(`  volume findability ${index ? 'indexed' : 'unindexed'} ${messages}: ${row.perSecond}/s`);
+      sink.received.length = 0;
+    }
+  }
+  return { indexed, unindexed };
 }
 
 /**
