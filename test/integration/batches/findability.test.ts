@@ -158,10 +158,17 @@ test('list: messages delivered at once in their batches are listed with the deli
     expect(run.code).toBe(0);
     return JSON.parse(run.stdout) as { deliveryId: string; state: string; runId: string; batch?: { workflowId: string } }[];
   };
-  const delivered = await waitFor(
-    () => listed('--device', device, '--state', 'delivered'),
-    (rows) => rows.length >= 3,
-    10_000,
+  // visibility lists what has closed within a moment: each listing is read until it has what it must
+  const until = (flags: string[], ids: string[], what: string) =>
+    waitFor(
+      () => listed(...flags),
+      (rows) => ids.every((id) => rows.some((r) => r.deliveryId === id)),
+      10_000,
+      what,
+    );
+  const delivered = await until(
+    ['--device', device, '--state', 'delivered'],
+    [idOf(batched[0]!), idOf(batched[1]!), idOf(single)],
     'the delivered messages of the device in the listing',
   );
   // each message once: the two of the batch (no workflow, the batch named), the single submit's own delivery
@@ -171,8 +178,10 @@ test('list: messages delivered at once in their batches are listed with the deli
   // newest first: the single submit ended after the batch
   expect(delivered[0]!.deliveryId).toBe(idOf(single));
   // a state filter the batched messages are not in leaves them out; the rejected one is its own delivery's line
-  expect((await listed('--device', device, '--state', 'rejected')).map((r) => r.deliveryId)).toEqual([idOf(batched[2]!)]);
-  expect((await listed('--device', device)).map((r) => r.deliveryId).sort()).toEqual([...batched, single].map(idOf).sort());
+  const rejected = await until(['--device', device, '--state', 'rejected'], [idOf(batched[2]!)], 'the rejected message listed');
+  expect(rejected.map((r) => r.deliveryId)).toEqual([idOf(batched[2]!)]);
+  const all = await until(['--device', device], [...batched, single].map(idOf), 'every message of the device listed');
+  expect(all.map((r) => r.deliveryId).sort()).toEqual([...batched, single].map(idOf).sort());
   // the other device's message is listed for the tenant, not for this device
-  expect((await listed('--state', 'delivered')).map((r) => r.deliveryId)).toContain(idOf(other));
+  await until(['--state', 'delivered'], [idOf(other)], 'the other device’s message listed for the tenant');
 });

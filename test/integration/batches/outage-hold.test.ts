@@ -75,7 +75,13 @@ test('an endpoint down under two batches: its messages wait in one hold, probes 
     for await (const row of redeliver.list({ tenant, device: 'd-3', state })) rows.push(row);
     return rows;
   };
-  const waiting = await listed('waiting');
+  // once visibility has both batches closed
+  const waiting = await waitFor(
+    () => listed('waiting'),
+    (rows) => rows.length >= heldOf('d-3').length,
+    10_000,
+    'the device’s held messages listed as waiting',
+  );
   expect(waiting.map((r) => r.deliveryId).sort()).toEqual(
     heldOf('d-3')
       .map((m) => m.deliveryId)
@@ -117,8 +123,15 @@ test('an endpoint down under two batches: its messages wait in one hold, probes 
   expect(summary.received).toBe(300 - handedOver.length);
   // then listed as delivered from the hold, the device's own deliveries beside them
   const ownOfDevice = handedOver.filter((m) => m.deliveryId.startsWith(`delivery/${tenant}/d-3/`)).map((m) => m.deliveryId);
-  const delivered = await listed('delivered');
-  expect(delivered.map((r) => r.deliveryId).sort()).toEqual([...heldOf('d-3').map((m) => m.deliveryId), ...ownOfDevice].sort());
+  const everyOne = [...heldOf('d-3').map((m) => m.deliveryId), ...ownOfDevice].sort();
+  // the deliveries of their own are listed once visibility has their end (a moment after the receiver's answer)
+  const delivered = await waitFor(
+    () => listed('delivered'),
+    (rows) => rows.length >= everyOne.length,
+    10_000,
+    'the device’s messages listed as delivered',
+  );
+  expect(delivered.map((r) => r.deliveryId).sort()).toEqual(everyOne);
   // its history: a dozen events per batch handed in and per round, well under one per message
   const { historyLength } = (await hold.describe()).raw.workflowExecutionInfo!;
   expect(Number(historyLength) / summary.received).toBeLessThan(0.3);
