@@ -237,19 +237,27 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
 const round = (x: number) => Math.round(x * 10) / 10;
 
 /**
- * Runs of the delivery's activities that may have sent an attempt no later run knew of: a run that timed out
- * (the history's started event of the run after it says so, for the last run of an activity) and the runs of
- * the retrying activity that left no save (`unseenRuns` in its result: a run before the last one that overran its
- * time on a stalled worker, whose heartbeat never reached the server).
+ * Runs of the delivery's activities that may have sent an attempt no later run knew of, per activity: the runs of
+ * the retrying activity that left no save (`unseenRuns` in its result: one that overran its time on a stalled
+ * worker, its heartbeat never sent), else a run that timed out just before the last (its started event says so).
  */
 export async function lostRuns(handle: DeliveryHandle): Promise<number> {
   const { events } = await handle.workflow.fetchHistory();
-  let runs = 0;
+  const byActivity = new Map<string, { timedOut: number; unseen: number }>();
+  const of = (scheduled: unknown) => {
+    const key = String(scheduled);
+    if (!byActivity.has(key)) byActivity.set(key, { timedOut: 0, unseen: 0 });
+    return byActivity.get(key)!;
+  };
   for (const e of events ?? []) {
     const started = e.activityTaskStartedEventAttributes;
-    if (started && (started.attempt ?? 1) > 1 && started.lastFailure?.timeoutFailureInfo) runs++;
-    const result = e.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
-    if (result) runs += defaultPayloadConverter.fromPayload<{ progress?: RetryProgress }>(result)?.progress?.unseenRuns ?? 0;
+    if (started && (started.attempt ?? 1) > 1 && started.lastFailure?.timeoutFailureInfo) of(started.scheduledEventId).timedOut = 1;
+    const completed = e.activityTaskCompletedEventAttributes;
+    const result = completed?.result?.payloads?.[0];
+    if (result)
+      of(completed.scheduledEventId).unseen =
+        defaultPayloadConverter.fromPayload<{ progress?: RetryProgress } | null>(result)?.progress?.unseenRuns ?? 0;
   }
-  return runs;
+  // a timed-out run whose saves were lost is both: counted once
+  return [...byActivity.values()].reduce((n, a) => n + Math.max(a.timedOut, a.unseen), 0);
 }

@@ -67,11 +67,15 @@ export function createRetryActivities(deps: RetryDeps) {
       const carried = savedHeartbeat<RetryProgress>(context.info);
       // the first attempt of this activity starts from the workflow's progress; later ones from the last heartbeat
       const progress: RetryProgress = carried ?? input.progress;
-      countUnseenRuns(progress, carried, context.info.attempt);
+      // the first run of one given a planned time ahead only waits for it, saving nothing (no heartbeat of its own)
+      const firstWaited = input.progress.nextAttemptAt - context.info.scheduledTimestampMs > ON_TIME_MS;
+      countUnseenRuns(progress, carried, context.info.attempt, firstWaited);
+      progress.run = context.info.attempt;
       // a retry of this activity starts at its planned time or after, never before
       const now = deps.now ?? activityClock(context.info.attempt > 1 ? progress.nextAttemptAt : undefined);
       const expiry = expiresAt(input.delivery, input.agedFrom);
-      const save = () => context.heartbeat({ ...progress, run: context.info.attempt });
+      // a copy: the SDK encodes it later, and the progress moves on meanwhile
+      const save = () => context.heartbeat({ ...progress });
       const run: RetryRun = { deps, input, progress, save, now, random, expiry };
       const t = now();
       // the last attempt never came back: its worker was lost mid-attempt. It counts, as a connection failure
@@ -80,10 +84,8 @@ export function createRetryActivities(deps: RetryDeps) {
         progress.inFlight = null;
         return concluded(run, lost.startedAt, t, lostAttempt(t - lost.startedAt));
       }
-      if (progress.nextAttemptAt - t > ON_TIME_MS) {
-        run.save();
+      if (progress.nextAttemptAt - t > ON_TIME_MS)
         throw waiting(progress.nextAttemptAt - t, `waiting for attempt ${progress.attempts + 1}`, progress);
-      }
       if (expiry !== null && t >= expiry) {
         const why = `attempt ${progress.attempts + 1} could not start before the delivery's ${expiryName(input.delivery, expiry)}`;
         return gaveUp(run, t, { end: 'expired', progress, reason: `${why} (last error: ${progress.lastError.reason})` });
@@ -106,11 +108,12 @@ export function createRetryActivities(deps: RetryDeps) {
 
 /**
  * Every run of the activity that goes on to a next one saves its progress first, marked with its run number
- * (`run`): a run that finds an older mark, or none after the first, follows runs whose saves were lost.
+ * (`run`), but a first run that only waits for its planned time: a run that finds an older mark, or none after
+ * those, follows runs whose saves were lost (each may have sent an attempt).
  */
-function countUnseenRuns(progress: RetryProgress, carried: RetryProgress | undefined, run: number): void {
+function countUnseenRuns(progress: RetryProgress, carried: RetryProgress | undefined, run: number, firstWaited: boolean): void {
   // a save from before runs were marked counts as the last run's
-  const lastSaved = carried ? (carried.run ?? run - 1) : 0;
+  const lastSaved = carried ? (carried.run ?? run - 1) : firstWaited ? 1 : 0;
   const unseen = run - 1 - lastSaved;
   if (unseen > 0) progress.unseenRuns = (progress.unseenRuns ?? 0) + unseen;
 }

@@ -56,10 +56,15 @@ export function batchesHoldingQuery(tenant: string, deliveryId: string): string 
   return `WorkflowType = 'batchWorkflow' AND Tenant = ${visibilityString(tenant)} AND (${any})`;
 }
 
-/** The completed batches of a task queue (of one tenant or any of several), as visibility lists them: newest closed first. */
-export function completedBatchesQuery(taskQueue: string, tenant?: string | string[]): string {
-  const tenants = tenant === undefined ? [] : [tenant].flat();
+/**
+ * The completed batches of a task queue (of one tenant or any of several), as visibility lists them: newest closed
+ * first; with a time window, those whose life overlaps it (each message's row lies within its batch's life).
+ */
+export function completedBatchesQuery(taskQueue: string, filter: { tenant?: string | string[]; since?: Date; until?: Date } = {}): string {
+  const tenants = filter.tenant === undefined ? [] : [filter.tenant].flat();
   const clauses = [`WorkflowType = 'batchWorkflow'`, `TaskQueue = ${visibilityString(taskQueue)}`, `ExecutionStatus = 'Completed'`];
   if (tenants.length) clauses.push(`Tenant IN (${tenants.map(visibilityString).join(', ')})`);
+  if (filter.since) clauses.push(`CloseTime >= ${visibilityString(filter.since.toISOString())}`);
+  if (filter.until) clauses.push(`StartTime <= ${visibilityString(filter.until.toISOString())}`);
   return clauses.join(' AND ');
 }

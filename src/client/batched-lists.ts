@@ -4,10 +4,10 @@ import type { DeliveryFilter } from '../delivery/filter';
 import { idParts } from '../delivery/ids';
 import type { DeliveryStateName } from '../delivery/types';
 import { isEncryptedValue } from '../encryption/codec';
-import { startArgument } from '../temporal/sdk-adapter';
+import { batchInputFacts } from './batched';
 import { heldReader, type FoundHeld } from './holds';
 import type { DeliverySummary } from './lists';
-import { batchNamed, type BatchResult, type BatchWorkflow, type BatchWorkflowInput, type MessageResult } from '../contract';
+import { batchNamed, type BatchResult, type BatchWorkflow, type MessageResult } from '../contract';
 
 /*
  * The messages of batches that have no delivery of their own (delivered at once, or waiting in or delivered from
@@ -15,7 +15,7 @@ import { batchNamed, type BatchResult, type BatchWorkflow, type BatchWorkflowInp
  * deliveries' own lines newest first. A message of a batch is placed by when its batch made its first attempt.
  */
 
-/** A line of a listing and where it is placed: its close time, +∞ while it has not ended. */
+/** A line of a listing and where it is placed: a delivery's by its close time (+∞ while running), a batch's message by its row's time. */
 interface Placed {
   at: number;
   summary: DeliverySummary;
@@ -33,15 +33,20 @@ export async function* mergedListing(
 ): AsyncIterable<DeliverySummary> {
   const own = placed(deliveries);
   const batched = batchedLines(client, taskQueue, filter);
-  let [a, b] = await Promise.all([own.next(), batched.next()]);
-  while (!a.done || !b.done) {
-    if (b.done || (!a.done && a.value.at >= b.value.at)) {
-      yield a.value!.summary;
-      a = await own.next();
-    } else {
-      yield b.value.summary;
-      b = await batched.next();
+  try {
+    let [a, b] = await Promise.all([own.next(), batched.next()]);
+    while (!a.done || !b.done) {
+      if (b.done || (!a.done && a.value.at >= b.value.at)) {
+        yield a.value!.summary;
+        a = await own.next();
+      } else {
+        yield b.value.summary;
+        b = await batched.next();
+      }
     }
+  } finally {
+    // a caller that stopped early (it has enough lines): the listings behind it stop too
+    await Promise.all([own.return(undefined), batched.return(undefined)]);
   }
 }
 
@@ -56,7 +61,7 @@ async function* placed(deliveries: AsyncIterable<DeliverySummary>): AsyncGenerat
 async function* batchedLines(client: WorkflowClient, taskQueue: string, filter: DeliveryFilter): AsyncGenerator<Placed> {
   if (!wantsBatched(filter)) return;
   const held = heldReader(client);
-  const batches = client.list({ query: completedBatchesQuery(taskQueue, filter.tenant) })[Symbol.asyncIterator]();
+  const batches = client.list({ query: completedBatchesQuery(taskQueue, filter) })[Symbol.asyncIterator]();
   let next = await batches.next();
   let rows: Placed[] = [];
   for (;;) {
@@ -72,14 +77,17 @@ async function* batchedLines(client: WorkflowClient, taskQueue: string, filter: 
   }
 }
 
+const statesOf = (filter: DeliveryFilter): DeliveryStateName[] => [filter.state ?? []].flat();
+
 /** Whether any batched message can match: its states, and no error class but a waiting message's. */
 function wantsBatched(filter: DeliveryFilter): boolean {
-  const states = [filter.state ?? []].flat();
-  return states.length === 0 || states.some((s) => BATCHED_STATES.includes(s));
+  const states = statesOf(filter);
+  if (states.length > 0 && !states.some((s) => BATCHED_STATES.includes(s))) return false;
+  return !filter.errorClass || states.length === 0 || states.includes('waiting');
 }
 
 const matchesState = (filter: DeliveryFilter, state: string) =>
-  [filter.state ?? []].flat().length === 0 || [filter.state].flat().includes(state as DeliveryStateName);
+  statesOf(filter).length === 0 || statesOf(filter).includes(state as DeliveryStateName);
 const matchesClass = (filter: DeliveryFilter, line: DeliverySummary) => !filter.errorClass || line.lastErrorClass === filter.errorClass;
 
 /** The rows of one completed batch that have no delivery of their own and match the filter's message fields, as lines. */
@@ -88,7 +96,7 @@ async function batchRows(client: WorkflowClient, batch: WorkflowExecutionInfo, f
   // a process without the keys cannot read an encrypted batch's rows
   if (isEncryptedValue(result)) return [];
   const rows = (result as BatchResult).results.filter((r) => r.disposition === 'delivered' || r.disposition === 'held');
-  const facts = rows.some((r) => !r.kind) ? await inputFacts(client, batch) : new Map<string, Facts>();
+  const facts = rows.some((r) => !r.kind) ? await batchInputFacts(client, batch) : new Map<string, Facts>();
   const lines: Placed[] = [];
   for (const row of rows) {
     const at = Date.parse(row.at);
@@ -103,14 +111,7 @@ async function batchRows(client: WorkflowClient, batch: WorkflowExecutionInfo, f
   return lines;
 }
 
-type Facts = Pick<MessageResult, 'kind' | 'endpoint'>;
-
-/** What each message of a batch is, from its input: for rows written before they said so themselves. */
-async function inputFacts(client: WorkflowClient, batch: WorkflowExecutionInfo): Promise<Map<string, Facts>> {
-  const input = await startArgument<BatchWorkflowInput | unknown>(client, batch.workflowId, batch.runId);
-  if (input === undefined || isEncryptedValue(input)) return new Map();
-  return new Map((input as BatchWorkflowInput).deliveries.map((d) => [d.deliveryId, { kind: d.kind, endpoint: d.endpoint }]));
-}
+type Facts = Pick<MessageResult, 'kind' | 'qos' | 'endpoint'>;
 
 function rowLine(
   row: MessageResult,

@@ -67,10 +67,15 @@ async function messageFacts(
   batch: WorkflowExecutionInfo,
   deliveryId: string,
 ): Promise<FoundBatched['facts'] | null> {
+  return (await batchInputFacts(client, batch)).get(deliveryId) ?? null;
+}
+
+/** What each message of a batch is, by delivery id, from the batch's input: for rows written before they said so themselves. */
+export async function batchInputFacts(client: WorkflowClient, batch: WorkflowExecutionInfo): Promise<Map<string, FoundBatched['facts']>> {
   const input = await startArgument<BatchWorkflowInput | unknown>(client, batch.workflowId, batch.runId);
-  if (input === undefined || isEncryptedValue(input)) return null;
-  const delivery = (input as BatchWorkflowInput).deliveries.find((d) => d.deliveryId === deliveryId);
-  return delivery ? { kind: delivery.kind, qos: delivery.qos, endpoint: delivery.endpoint } : null;
+  if (input === undefined || isEncryptedValue(input)) return new Map();
+  const deliveries = (input as BatchWorkflowInput).deliveries;
+  return new Map(deliveries.map((d) => [d.deliveryId, { kind: d.kind, qos: d.qos, endpoint: d.endpoint }]));
 }
 
 /**

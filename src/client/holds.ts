@@ -65,7 +65,9 @@ export function heldIn(client: WorkflowClient, holdId: string, deliveryId: strin
 export function heldReader(client: WorkflowClient): (holdId: string, deliveryId: string) => Promise<FoundHeld | null> {
   const holds = new Map<string, Promise<{ endpoint: string; result: HoldResult | null }>>();
   const read = async (hold: WorkflowHandle<HoldWorkflow>) => {
-    const description = await hold.describe();
+    const description = await hold.describe().catch((err: unknown) => (err instanceof WorkflowNotFoundError ? null : Promise.reject(err)));
+    // gone (past its retention): it tells nothing
+    if (!description) return { endpoint: '', result: { left: {} } as HoldResult };
     const endpoint = description.typedSearchAttributes.get(Endpoint) ?? '';
     if (description.status.name === 'RUNNING') return { endpoint, result: null };
     const result = await hold.result();

@@ -55,12 +55,13 @@ export interface RetryProgress {
    * it was lost with its worker (killed, or shut down mid-attempt), so it is counted all the same.
    */
   inFlight?: { attempt: number; startedAt: number } | null;
-  /** The run of the retrying activity (Temporal's activity attempt) that saved this progress last. */
+  /** The run of the retrying activity (Temporal's activity attempt) this progress is from. */
   run?: number;
   /**
-   * Runs of the retrying activity whose saves never reached the server (a run that overran its time on a stalled
-   * worker, its heartbeat still queued): each may have sent an attempt that the next run sends again with the same
-   * number. At-least-once, as the receiver's deduplication by message id expects; counted so that it shows.
+   * Runs of the retrying activity that left no save on the server (one that overran its time on a stalled worker,
+   * its heartbeat still queued; or one lost before its first save): each may have sent an attempt that the next run
+   * sends again with the same number. At-least-once, as the receiver's deduplication by message id expects;
+   * counted so that it shows.
    */
   unseenRuns?: number;
 }

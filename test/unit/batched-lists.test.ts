@@ -28,6 +28,9 @@ function fakeClient(batches: { id: string; closedAt: number; rows: MessageResult
           yield { workflowId: `batch/acme/${b.id}`, runId: 'r', closeTime: new Date(t(b.closedAt)), status: { name: 'COMPLETED' } };
       })(),
     getHandle: (workflowId: string) => ({
+      // a running hold: one message waits in it, another was delivered from it, a third handed over
+      describe: () => Promise.resolve({ status: { name: 'RUNNING' }, typedSearchAttributes: { get: () => 'ingest.example.com' } }),
+      query: (_q: unknown, deliveryId: string) => Promise.resolve(heldView(workflowId, deliveryId)),
       result: () => {
         read.push(workflowId);
         const b = batches.find((x) => `batch/acme/${x.id}` === workflowId)!;
@@ -43,6 +46,14 @@ function fakeClient(batches: { id: string; closedAt: number; rows: MessageResult
     }),
   } as unknown as WorkflowClient;
   return { client, read };
+}
+
+function heldView(holdId: string, deliveryId: string) {
+  const n = deliveryId.split('/').at(-1);
+  const base = { holdId, summary: `in ${holdId}` };
+  if (n === 'm7') return { ...base, message: { attempts: 2, lastError: { class: 'server' }, kind: 'event', qos: 1 }, left: null };
+  if (n === 'm8') return { ...base, message: null, left: { left: 'delivered', attempts: 3, code: 'http-202', at: Date.parse(t(40)) } };
+  return { ...base, message: null, left: { left: 'handed-over', attempts: 3, code: 'http-503', at: Date.parse(t(40)) } };
 }
 
 const own = (id: string, s: number | null): DeliverySummary => ({
@@ -106,4 +117,21 @@ test('a listing that has enough lines stops reading batches', async () => {
   expect(await lines(client, {}, [], 2)).toEqual(['m0', 'm1']);
   // the third batch is read to know the second's row is newer than anything after it
   expect(read.length).toBeLessThanOrEqual(3);
+});
+
+test('held rows: waiting in their hold, or delivered from it; one handed over is its own delivery; an error class reads only what waits', async () => {
+  const held = (n: number, s: number): MessageResult => ({ ...row('d1', n, s, 'held'), hold: 'hold/acme/h1' });
+  const { client, read } = fakeClient([{ id: 'a', closedAt: 30, rows: [held(7, 10), held(8, 11), held(9, 12), row('d1', 1, 5)] }]);
+  const all: DeliverySummary[] = [];
+  for await (const line of mergedListing(client, 'q', {}, (async function* () {})())) all.push(line);
+  expect(all.map((l) => [l.deliveryId.split('/').at(-1), l.state, l.attempts, l.hold?.holdId])).toEqual([
+    ['m8', 'delivered', 3, 'hold/acme/h1'],
+    ['m7', 'waiting', 2, 'hold/acme/h1'],
+    ['m1', 'delivered', 1, undefined],
+  ]);
+  expect(all.find((l) => l.deliveryId.endsWith('/m7'))).toMatchObject({ closedAt: null, lastErrorClass: 'server' });
+  expect(await lines(client, { state: 'waiting', errorClass: 'server' })).toEqual(['m7']);
+  read.length = 0;
+  expect(await lines(client, { state: 'delivered', errorClass: 'server' })).toEqual([]);
+  expect(read).toEqual([]);
 });

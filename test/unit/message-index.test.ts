@@ -2,6 +2,7 @@ import { encodeUnifiedSearchAttributes } from '@temporalio/common/lib/converter/
 import { planBatches } from '../../src/batching/batches';
 import {
   batchesHoldingQuery,
+  completedBatchesQuery,
   indexAttributes,
   KEYS_PER_ATTRIBUTE,
   MAX_INDEXED_MESSAGES,
@@ -56,4 +57,14 @@ test('the query finds the batches of the tenant whose index holds the key, in an
   expect(query).toBe(
     `WorkflowType = 'batchWorkflow' AND Tenant = 'o\\'brien' AND (BatchMessages1 = '${key}' OR BatchMessages2 = '${key}' OR BatchMessages3 = '${key}')`,
   );
+});
+
+test("a listing's batches: completed, of its tenants, and with a time window those whose life overlaps it", () => {
+  const since = new Date('2026-12-01T10:00:00Z');
+  const until = new Date('2026-12-01T11:00:00Z');
+  expect(completedBatchesQuery('q', { tenant: ['acme', "o'brien"], since, until })).toBe(
+    "WorkflowType = 'batchWorkflow' AND TaskQueue = 'q' AND ExecutionStatus = 'Completed' AND Tenant IN ('acme', 'o\\'brien')" +
+      " AND CloseTime >= '2026-12-01T10:00:00.000Z' AND StartTime <= '2026-12-01T11:00:00.000Z'",
+  );
+  expect(completedBatchesQuery('q')).toBe("WorkflowType = 'batchWorkflow' AND TaskQueue = 'q' AND ExecutionStatus = 'Completed'");
 });

@@ -14,10 +14,19 @@ const progress = (over: Partial<RetryProgress> = {}) =>
 const input = (p: RetryProgress): RetryInput => ({ delivery, progress: p, agedFrom: Date.now() - 1_000, searchedClass: 'connection' });
 
 /** One run of the activity as Temporal's attempt `run`, given the heartbeat the server kept; what it sent, saved and ended in. */
-async function runOnce(run: number, heartbeat: RetryProgress | undefined, answer: AttemptResult, given = progress()) {
+async function runOnce(
+  run: number,
+  heartbeat: RetryProgress | undefined,
+  answer: AttemptResult,
+  given = progress(),
+  scheduledAt = Date.now(),
+) {
   const sent: number[] = [];
   const saved: RetryProgress[] = [];
-  const env = new MockActivityEnvironment({ attempt: run, heartbeatDetails: heartbeat }, { logger: quiet });
+  const env = new MockActivityEnvironment(
+    { attempt: run, heartbeatDetails: heartbeat, scheduledTimestampMs: scheduledAt },
+    { logger: quiet },
+  );
   env.on('heartbeat', (d: RetryProgress) => saved.push(d));
   const { retryDelivery } = createRetryActivities({
     attempt: (_d, n) => {
@@ -32,16 +41,28 @@ async function runOnce(run: number, heartbeat: RetryProgress | undefined, answer
 const reset: AttemptResult = { ok: false, class: 'connection', retryable: true, code: 'net-ECONNRESET', reason: 'reset', durationMs: 1 };
 const accepted = { ok: true, code: 'http-202', reason: 'HTTP 202', durationMs: 1 } as AttemptResult;
 
-test('every save of a run is marked with its run number, a wait included', async () => {
-  const { saved, sent } = await runOnce(1, undefined, reset);
+test('every save of a run is marked with its run number, and so is the progress it ends with', async () => {
+  const { saved, sent, ended } = await runOnce(1, undefined, reset);
   expect(sent).toEqual([4]);
   expect(saved.map((s) => s.run)).toEqual([1, 1]);
   // its first save is the attempt in flight, before it goes out
   expect(saved[0]!.inFlight).toMatchObject({ attempt: 4 });
-  // a first run given a planned time ahead waits for it (later runs start at it: Temporal's clock, activityClock)
-  const early = await runOnce(1, undefined, reset, progress({ nextAttemptAt: Date.now() + 60_000 }));
+  const { ended: delivered } = await runOnce(3, progress({ run: 2 }), accepted);
+  expect((delivered as RetryEnd).progress.run).toBe(3);
+  expect(ended).toBeInstanceOf(Error);
+});
+
+test('a first run given a planned time ahead only waits, saving nothing: the run after it counts none unseen', async () => {
+  const ahead = Date.now() + 60_000;
+  const early = await runOnce(1, undefined, reset, progress({ nextAttemptAt: ahead }), Date.now());
   expect(early.sent).toEqual([]);
-  expect(early.saved.map((s) => s.run)).toEqual([1]);
+  expect(early.saved).toEqual([]);
+  const next = await runOnce(2, undefined, accepted, progress({ nextAttemptAt: ahead }), ahead - 60_000);
+  expect(next.sent).toEqual([4]);
+  expect((next.ended as RetryEnd).progress.unseenRuns).toBeUndefined();
+  // one that did not wait and left no save: the run after it counts it
+  const lost = await runOnce(2, undefined, accepted, progress(), Date.now());
+  expect((lost.ended as RetryEnd).progress.unseenRuns).toBe(1);
 });
 
 test('a run that follows its predecessor’s save counts none unseen', async () => {

@@ -34,9 +34,7 @@ test('retry now ends a long wait: the next attempt starts at once', async () => 
     'the first wait',
   );
   expect(Date.parse(waiting.nextAttemptAt!) - Date.now()).toBeGreaterThan(9 * 60_000);
-  // the wait as the workflow saw it when it started waiting: a workflow task that ran a second after the attempt
-  // ended (a loaded run: "9 min 59 s") says so
-  expect(waiting.summary).toMatch(/^waiting (10 min|9 min \d+ s) after HTTP 503 — attempt 2 next/);
+  expect(waiting.summary).toMatch(/^waiting 10 min after HTTP 503 — attempt 2 next/);
 
   const asked = Date.now();
   await handle.retryNow();
