@@ -60,15 +60,27 @@ test('1,000 messages through the batcher, every 20th failing once with 503: all 
   for (const [i, input] of inputs.entries()) expect(seen.get(input.messageId!)).toEqual(failing(i) ? [503, 202] : [202]);
 
   // in the UI's list (the visibility store): exactly the 50, each delivered
+  const listOf = async (batched: boolean) => {
+    const rows: { deliveryId: string; state: string; runId: string; batch?: object }[] = [];
+    for await (const row of env.h.redeliver.list({ device }, { batched })) rows.push(row);
+    return rows;
+  };
   const listed = await waitFor(
-    async () => {
-      const rows: { deliveryId: string; state: string }[] = [];
-      for await (const row of env.h.redeliver.list({ device })) rows.push(row);
-      return rows;
-    },
+    () => listOf(false),
     (rows) => rows.length === 50 && rows.every((r) => r.state === 'delivered'),
     30_000,
     'the 50 deliveries listed as delivered',
   );
   expect(listed.map((r) => r.deliveryId).sort()).toEqual([...failedIds].sort());
+  // the listing with the batches' messages: all 1,000 once, the 950 delivered at once naming their batch
+  const merged = await waitFor(
+    () => listOf(true),
+    (rows) => rows.length >= 1_000,
+    30_000,
+    'the 1,000 messages listed',
+  );
+  expect(merged.map((r) => r.deliveryId).sort()).toEqual(inputs.map((i) => `delivery/${i.tenant}/${i.device}/${i.messageId}`).sort());
+  const atOnce = merged.filter((r) => r.runId === '');
+  expect(atOnce).toHaveLength(950);
+  expect(atOnce.every((r) => r.state === 'delivered' && r.batch !== undefined && !failedIds.includes(r.deliveryId))).toBe(true);
 }, 180_000);
