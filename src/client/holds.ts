@@ -64,14 +64,15 @@ export function heldIn(client: WorkflowClient, holdId: string, deliveryId: strin
  */
 export function heldReader(client: WorkflowClient): (holdId: string, deliveryId: string) => Promise<FoundHeld | null> {
   const holds = new Map<string, Promise<{ endpoint: string; result: HoldResult | null }>>();
+  // a hold that tells nothing: gone past its retention, or encrypted to a process without keys
+  const silent = { left: {} } as HoldResult;
   const read = async (hold: WorkflowHandle<HoldWorkflow>) => {
     const description = await hold.describe().catch((err: unknown) => (err instanceof WorkflowNotFoundError ? null : Promise.reject(err)));
-    // gone (past its retention): it tells nothing
-    if (!description) return { endpoint: '', result: { left: {} } as HoldResult };
+    if (!description) return { endpoint: '', result: silent };
     const endpoint = description.typedSearchAttributes.get(Endpoint) ?? '';
     if (description.status.name === 'RUNNING') return { endpoint, result: null };
     const result = await hold.result();
-    return { endpoint, result: isEncryptedValue(result) ? ({ left: {} } as HoldResult) : result };
+    return { endpoint, result: isEncryptedValue(result) ? silent : result };
   };
   return async (holdId, deliveryId) => {
     const hold = client.getHandle<HoldWorkflow>(holdId);
