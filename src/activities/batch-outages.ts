@@ -1,4 +1,4 @@
-import { batchWorkflowId, type BatchWorkflowInput, type FirstAttempt, type HeldMessage, type MessageResult } from '../contract';
+import { firstAttemptsSource, type BatchWorkflowInput, type FirstAttempt, type HeldMessage, type MessageResult } from '../contract';
 import { afterFailure, logAttempt, sentOnce } from '../delivery/after-failure';
 import { attemptError } from '../delivery/attempt-error';
 import type { Delivery } from '../delivery/types';
@@ -33,7 +33,7 @@ export class Outages {
     private readonly applies: (endpoint: string) => Promise<boolean> = () => Promise.resolve(true),
     private readonly now: () => number = activityClock(),
   ) {
-    this.batch = batchWorkflowId(input.tenant, input.batchId);
+    this.batch = firstAttemptsSource(input);
   }
 
   /** Before a send: true when the endpoint is failing, and its messages (none sent at most once) wait unsent. */

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import {
-  batchWorkflowId,
+  firstAttemptsSource,
   type BatchResult,
   type BatchWorkflowInput,
   type FirstAttempt,
@@ -71,106 +71,106 @@ export function createBatchActivities(deps: BatchDeps) {
     if (!intakes.has(taskQueue)) intakes.set(taskQueue, new HoldIntake(deps.client, taskQueue));
     return intakes.get(taskQueue)!;
   };
-  return {
-    async firstAttempts(input: BatchWorkflowInput): Promise<BatchResult> {
-      const context = Context.current();
-      // every attempt in flight listens for the activity's cancellation
-      setMaxListeners(BATCH_CONCURRENCY + 16, context.cancellationSignal);
-      const done: BatchProgress = { ...(savedHeartbeat<BatchProgress>(context.info) ?? {}) };
-      const starter = deps.client && new DeliveryStarter(deps.client, context.info.taskQueue, input.historyLimit);
-      const handOver = handOverTo(starter, input);
-      const outages = deps.pacer ? new Outages(deps.pacer, intakeFor(context.info.taskQueue), input, deps.holdsOutages) : null;
-      // a worker with keys refuses a batch submitted without them: every message becomes a dead letter that says so
-      const refused = (await deps.checkSubmission?.()) ?? null;
-      // unchecked: fail closed and retry the activity. A hand-over would start deliveries by this worker's
-      // encrypting client, whose own check would pass, and a batch that came in plain text would go out
-      if (refused?.code === SUBMISSION_UNCHECKED) throw new Error(refused.reason);
-      // ordered messages (docs/ordering.md) already hold their places on their keys: each goes as its own delivery,
-      // attempted in its turn, since an attempt here could overtake an earlier message of its key. Refused ones are
-      // attempted (refused) with the rest: each becomes a dead letter in its turn
-      const unsent = (disposition: MessageDisposition, code: string) => async (i: number) => {
-        const delivery = input.deliveries[i]!;
-        const existing = await handOver(delivery, null);
-        const at = new Date(activityClock()()).toISOString();
-        done[i] = { messageId: delivery.messageId, deliveryId: delivery.deliveryId, disposition, code, at, ...(existing && { existing }) };
+  async function firstAttempts(input: BatchWorkflowInput): Promise<BatchResult> {
+    const context = Context.current();
+    // every attempt in flight listens for the activity's cancellation
+    setMaxListeners(BATCH_CONCURRENCY + 16, context.cancellationSignal);
+    const done: BatchProgress = { ...(savedHeartbeat<BatchProgress>(context.info) ?? {}) };
+    const starter = deps.client && new DeliveryStarter(deps.client, context.info.taskQueue, input.historyLimit);
+    const handOver = handOverTo(starter, input);
+    const outages = deps.pacer ? new Outages(deps.pacer, intakeFor(context.info.taskQueue), input, deps.holdsOutages) : null;
+    // a worker with keys refuses a batch submitted without them: every message becomes a dead letter that says so
+    const refused = (await deps.checkSubmission?.()) ?? null;
+    // unchecked: fail closed and retry the activity. A hand-over would start deliveries by this worker's
+    // encrypting client, whose own check would pass, and a batch that came in plain text would go out
+    if (refused?.code === SUBMISSION_UNCHECKED) throw new Error(refused.reason);
+    // ordered messages (docs/ordering.md) already hold their places on their keys: each goes as its own delivery,
+    // attempted in its turn, since an attempt here could overtake an earlier message of its key. Refused ones are
+    // attempted (refused) with the rest: each becomes a dead letter in its turn
+    const unsent = (disposition: MessageDisposition, code: string) => async (i: number) => {
+      const delivery = input.deliveries[i]!;
+      const existing = await handOver(delivery, null);
+      const at = new Date(activityClock()()).toISOString();
+      done[i] = { messageId: delivery.messageId, deliveryId: delivery.deliveryId, disposition, code, at, ...(existing && { existing }) };
+    };
+    const queue = unsent('queued', 'queued');
+    // held or refused at the endpoint (its breaker, a pause, disabled, no room before a deadline): its own delivery, whose first attempt waits or ends (passLimits)
+    const held = (code: string) => unsent('handed-over', code);
+    const ownDelivery = async (i: number, first: FirstAttempt) => {
+      const delivery = input.deliveries[i]!;
+      const existing = await handOver(delivery, first);
+      const row = {
+        messageId: delivery.messageId,
+        deliveryId: delivery.deliveryId,
+        code: first.failure.code,
+        at: new Date(first.endedAt).toISOString(),
       };
-      const queue = unsent('queued', 'queued');
-      // held or refused at the endpoint (its breaker, a pause, disabled, no room before a deadline): its own delivery, whose first attempt waits or ends (passLimits)
-      const held = (code: string) => unsent('handed-over', code);
-      const ownDelivery = async (i: number, first: FirstAttempt) => {
-        const delivery = input.deliveries[i]!;
-        const existing = await handOver(delivery, first);
-        const row = {
-          messageId: delivery.messageId,
-          deliveryId: delivery.deliveryId,
-          code: first.failure.code,
-          at: new Date(first.endedAt).toISOString(),
-        };
-        done[i] = { ...row, disposition: 'handed-over', ...(existing && { existing }) };
-      };
-      const record = async (i: number, result: AttemptResult, startedAt: number, at: number) => {
-        const delivery = input.deliveries[i]!;
-        if (result.ok) {
-          const row = { messageId: delivery.messageId, deliveryId: delivery.deliveryId, code: result.code, at: new Date(at).toISOString() };
-          done[i] = { ...row, disposition: 'delivered' };
-          return;
-        }
-        const { ok: _ok, ...failure } = result;
-        // its endpoint is failing: it waits with the others (handed to the hold once the batch's sends are done)
-        if (await outages?.holdsAfter(i, { startedAt, endedAt: at, failure })) return;
-        await ownDelivery(i, { startedAt, endedAt: at, failure });
-      };
-      // a message on its own, or several in one request to an endpoint that takes them so (planSends)
-      const send = async (planned: PlannedSend) => {
-        const clock = activityClock();
-        let startedAt = clock();
-        const endpoint = input.deliveries[planned.indexes[0]!]!.endpoint;
-        // the endpoint is failing: its messages wait in its hold unsent (its probes go from there)
-        if (!refused && (await outages?.holdsUnsent(planned.indexes))) return;
-        const results = refused
-          ? planned.indexes.map((): AttemptResult => ({ ok: false, ...refused }))
-          : await lanes.run(endpoint, async () => {
-              // again once it has its lane: the worker's batches queue for their lanes, and the endpoint may be failing by now
-              if (await outages?.holdsUnsent(planned.indexes)) return HELD_UNSENT;
-              // one request, one place at the endpoint; the activity heartbeats while it waits
-              const release = await deps.admission?.enter(endpoint, entryOf(planned, input.deliveries, context.cancellationSignal));
-              if (release && 'held' in release) return release;
-              startedAt = clock(); // the attempt starts when it has a lane and its room, not while it waits for them
-              try {
-                return await sendPlanned(deps, input.deliveries, planned, clock);
-              } finally {
-                release?.(clock() - startedAt);
-              }
-            });
-        if (results === HELD_UNSENT) return;
-        if ('held' in results) return void (await runBounded(planned.indexes, held(results.held), () => 'held'));
-        const at = clock();
-        const each = (i: number, n: number) => record(i, results[n]!, startedAt, at);
-        // a failed batched request hands each of its messages over, a few at a time
-        await runBounded(planned.indexes, each, () => 'handed over');
-      };
-      // the progress is kept alive and current every few seconds, not per message (each beat serializes it all)
-      const beat = setInterval(() => context.heartbeat(done), HEARTBEAT_EVERY_MS);
-      try {
-        const ordered = refused ? [] : input.deliveries.flatMap((d, i) => (d.orderingKey !== undefined && !done[i] ? [i] : []));
-        await runBounded(ordered, queue, () => 'ordered');
-        await startedOnKeys(starter, input, done);
-        // what a retry of the activity finds done is not sent again
-        const sends = planSends(input.deliveries, (i) => !done[i]);
-        await runBounded(sends, send, (planned) => input.deliveries[planned.indexes[0]!]!.endpoint);
-        // the failures that looked lone: held if their endpoint fails alike by now, else each its own delivery
-        await runBounded(
-          outages?.settle() ?? [],
-          ({ index, first }) => ownDelivery(index, first),
-          () => 'handed over',
-        );
-        await outages?.handIn(done);
-      } finally {
-        clearInterval(beat);
+      done[i] = { ...row, disposition: 'handed-over', ...(existing && { existing }) };
+    };
+    const record = async (i: number, result: AttemptResult, startedAt: number, at: number) => {
+      const delivery = input.deliveries[i]!;
+      if (result.ok) {
+        const row = { messageId: delivery.messageId, deliveryId: delivery.deliveryId, code: result.code, at: new Date(at).toISOString() };
+        done[i] = { ...row, disposition: 'delivered' };
+        return;
       }
-      return resultOf(input, done);
-    },
-  };
+      const { ok: _ok, ...failure } = result;
+      // its endpoint is failing: it waits with the others (handed to the hold once the batch's sends are done)
+      if (await outages?.holdsAfter(i, { startedAt, endedAt: at, failure })) return;
+      await ownDelivery(i, { startedAt, endedAt: at, failure });
+    };
+    // a message on its own, or several in one request to an endpoint that takes them so (planSends)
+    const send = async (planned: PlannedSend) => {
+      const clock = activityClock();
+      let startedAt = clock();
+      const endpoint = input.deliveries[planned.indexes[0]!]!.endpoint;
+      // the endpoint is failing: its messages wait in its hold unsent (its probes go from there)
+      if (!refused && (await outages?.holdsUnsent(planned.indexes))) return;
+      const results = refused
+        ? planned.indexes.map((): AttemptResult => ({ ok: false, ...refused }))
+        : await lanes.run(endpoint, async () => {
+            // again once it has its lane: the worker's batches queue for their lanes, and the endpoint may be failing by now
+            if (await outages?.holdsUnsent(planned.indexes)) return HELD_UNSENT;
+            // one request, one place at the endpoint; the activity heartbeats while it waits
+            const release = await deps.admission?.enter(endpoint, entryOf(planned, input.deliveries, context.cancellationSignal));
+            if (release && 'held' in release) return release;
+            startedAt = clock(); // the attempt starts when it has a lane and its room, not while it waits for them
+            try {
+              return await sendPlanned(deps, input.deliveries, planned, clock);
+            } finally {
+              release?.(clock() - startedAt);
+            }
+          });
+      if (results === HELD_UNSENT) return;
+      if ('held' in results) return void (await runBounded(planned.indexes, held(results.held), () => 'held'));
+      const at = clock();
+      const each = (i: number, n: number) => record(i, results[n]!, startedAt, at);
+      // a failed batched request hands each of its messages over, a few at a time
+      await runBounded(planned.indexes, each, () => 'handed over');
+    };
+    // the progress is kept alive and current every few seconds, not per message (each beat serializes it all)
+    const beat = setInterval(() => context.heartbeat(done), HEARTBEAT_EVERY_MS);
+    try {
+      const ordered = refused ? [] : input.deliveries.flatMap((d, i) => (d.orderingKey !== undefined && !done[i] ? [i] : []));
+      await runBounded(ordered, queue, () => 'ordered');
+      await startedOnKeys(starter, input, done);
+      // what a retry of the activity finds done is not sent again
+      const sends = planSends(input.deliveries, (i) => !done[i]);
+      await runBounded(sends, send, (planned) => input.deliveries[planned.indexes[0]!]!.endpoint);
+      // the failures that looked lone: held if their endpoint fails alike by now, else each its own delivery
+      await runBounded(
+        outages?.settle() ?? [],
+        ({ index, first }) => ownDelivery(index, first),
+        () => 'handed over',
+      );
+      await outages?.handIn(done);
+    } finally {
+      clearInterval(beat);
+    }
+    return resultOf(input, done);
+  }
+  // a single submit's first attempt (a standalone activity) is a batch of one
+  return { firstAttempts, firstAttempt: firstAttempts };
 }
 
 /** A send whose endpoint turned failing while it waited for its lane: its messages wait in the hold unsent. */
@@ -205,7 +205,7 @@ async function startedOnKeys(starter: DeliveryStarter | null, input: BatchWorkfl
  * for it; `true` when it already existed (that one stands).
  */
 function handOverTo(starter: DeliveryStarter | null, input: BatchWorkflowInput) {
-  const batch = batchWorkflowId(input.tenant, input.batchId);
+  const batch = firstAttemptsSource(input);
   return async (delivery: Delivery, firstAttempt: FirstAttempt | null): Promise<true | undefined> => {
     if (!starter) throw new Error('a batch needs the worker’s client to start the deliveries of messages not delivered at once');
     const place = input.places?.[delivery.deliveryId];

@@ -13,14 +13,21 @@ import { batchNamed, type BatchResult, type BatchWorkflow, type BatchWorkflowInp
  * batches whose index holds its key, newest first, and in the first that has it, its row.
  */
 
-/** A message found in its batch. */
+/** A message found in its batch, or in a single submit's first attempt (a batch of one: first-attempts.ts). */
 export interface FoundBatched {
   deliveryId: string;
-  batch: { batchId: string; workflowId: string };
+  /** The batch it came in; null for a single submit's first attempt. */
+  batch: { batchId: string; workflowId: string } | null;
+  /** What makes its first attempt, as a status names it: the batch's workflow id, or the standalone activity. */
+  source: string;
   /** Its row in the batch: null while the batch (running) has not come to it. */
   row: MessageResult | null;
   /** What the message is. */
   facts: Pick<MessageResult, 'kind' | 'qos' | 'endpoint'>;
+  /** Its row once its first attempt is done (waits for it); null when it ended without one (cancelled). */
+  settled: () => Promise<MessageResult | null>;
+  /** A first attempt that ended without a row: cancelled (or terminated) before it was done. */
+  cancelled?: true;
 }
 
 /** The batch that holds a message, newest first; null when none does (or none this process can read: encrypted). */
@@ -37,16 +44,18 @@ export async function findBatched(client: WorkflowClient, deliveryId: string): P
 
 async function inBatch(client: WorkflowClient, batch: WorkflowExecutionInfo, deliveryId: string): Promise<FoundBatched | null> {
   const handle = client.getHandle<BatchWorkflow>(batch.workflowId);
-  const name = batchNamed(batch.workflowId);
+  const named = batchNamed(batch.workflowId);
+  const settled = async () => (await handle.result()).results.find((r) => r.deliveryId === deliveryId) ?? null;
+  const name = { batch: named, source: batch.workflowId, settled };
   if (batch.status.name === 'COMPLETED') {
     const result: BatchResult | unknown = await handle.result();
     if (isEncryptedValue(result)) return null;
     const row = (result as BatchResult).results.find((r) => r.deliveryId === deliveryId);
     if (!row) return null;
-    if (row.kind) return { deliveryId, batch: name, row, facts: row };
+    if (row.kind) return { deliveryId, ...name, row, facts: row };
     // a result from before rows said what their message was: the batch's input does
     const facts = await messageFacts(client, batch, deliveryId);
-    return facts && { deliveryId, batch: name, row, facts };
+    return facts && { deliveryId, ...name, row, facts };
   }
   if (batch.status.name !== 'RUNNING') return null;
   const facts = await messageFacts(client, batch, deliveryId);
@@ -58,7 +67,7 @@ async function inBatch(client: WorkflowClient, batch: WorkflowExecutionInfo, del
     'firstAttempts',
   );
   const row = Object.values(progress ?? {}).find((r) => r.deliveryId === deliveryId) ?? null;
-  return { deliveryId, batch: name, row, facts };
+  return { deliveryId, ...name, row, facts };
 }
 
 /** A message's kind, QoS and endpoint from its batch's input (read from the batch's first event); null when it is not there. */
@@ -82,7 +91,7 @@ export async function batchInputFacts(client: WorkflowClient, batch: WorkflowExe
  * The status of a message in its batch: making its first attempt, or delivered at once. One held or handed over
  * is told by its hold or its own delivery: null here.
  */
-export function batchedStatus({ deliveryId, batch, row, facts }: FoundBatched): DeliveryStatus | null {
+export function batchedStatus({ deliveryId, batch, source, row, facts, cancelled }: FoundBatched): DeliveryStatus | null {
   if (row && row.disposition !== 'delivered') return null;
   const { tenant, device, messageId } = idParts(deliveryId);
   const common = {
@@ -96,12 +105,11 @@ export function batchedStatus({ deliveryId, batch, row, facts }: FoundBatched): 
     nextAttemptAt: null,
     lastError: null,
     pause: null,
-    batch,
+    ...(batch && { batch }),
   };
-  if (!row) {
-    const summary = `making its first attempt in ${batch.workflowId}`;
-    return { ...common, state: 'attempting', attempts: 0, firstAttemptAt: null, lastAttemptAt: null, attemptLog: [], summary };
-  }
+  const unattempted = { attempts: 0, firstAttemptAt: null, lastAttemptAt: null, attemptLog: [] };
+  if (cancelled) return { ...common, ...unattempted, state: 'cancelled', summary: `cancelled: by request, in ${source}` };
+  if (!row) return { ...common, ...unattempted, state: 'attempting', summary: `making its first attempt in ${source}` };
   return {
     ...common,
     state: 'delivered',
@@ -110,7 +118,7 @@ export function batchedStatus({ deliveryId, batch, row, facts }: FoundBatched): 
     firstAttemptAt: row.at,
     lastAttemptAt: row.at,
     attemptLog: [],
-    summary: `delivered at once in ${batch.workflowId} (${row.code})`,
+    summary: `delivered at once in ${source} (${row.code})`,
   };
 }
 
@@ -125,8 +133,7 @@ export async function batchedResult(
   own: () => Promise<DeliveryResult>,
 ): Promise<DeliveryResult> {
   const { deliveryId } = found;
-  const row =
-    found.row ?? (await client.getHandle<BatchWorkflow>(found.batch.workflowId).result()).results.find((r) => r.deliveryId === deliveryId);
+  const row = found.row ?? (found.cancelled ? null : await found.settled());
   const { messageId } = idParts(deliveryId);
   const delivered = (attempts: number, at: string, where: string): DeliveryResult => ({
     deliveryId,
@@ -138,7 +145,11 @@ export async function batchedResult(
     lastError: null,
     reason: `delivered ${where}`,
   });
-  if (row?.disposition === 'delivered') return delivered(1, row.at, `at once in ${found.batch.workflowId} (${row.code})`);
+  if (row?.disposition === 'delivered') return delivered(1, row.at, `at once in ${found.source} (${row.code})`);
+  if (!row && (found.cancelled || found.batch === null)) {
+    const reason = `cancelled by request, in ${found.source}`;
+    return { deliveryId, messageId, outcome: 'cancelled', attempts: 0, firstAttemptAt: null, lastAttemptAt: null, lastError: null, reason };
+  }
   if (row?.disposition === 'held' && row.hold) {
     const end = await heldEnd(client, row.hold, deliveryId);
     if (end.left === 'delivered') return delivered(end.attempts, new Date(end.at).toISOString(), `from ${row.hold} (${end.code})`);

@@ -17,6 +17,7 @@ import {
   Attempts,
   batchNamed,
   DeliveryKind,
+  isBatchSource,
   DeliveryState,
   Endpoint,
   LastErrorClass,
@@ -29,6 +30,7 @@ import {
   type TakeOut,
 } from '../contract';
 import { batchedResult, batchedStatus, findBatched, type FoundBatched } from './batched';
+import { activityClientOf, findFirstAttempt } from './first-attempts';
 import { findHeld, heldIn, heldStatus, onceVisible, takeOut, type FoundHeld } from './holds';
 
 /*
@@ -64,7 +66,7 @@ export class DeliveryHandle {
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
       const { batched, held } = await this.locate();
-      const batch = batched && { batch: batched.batch };
+      const batch = batched?.batch ? { batch: batched.batch } : {};
       if (held && held.view.left?.left !== 'handed-over') return { ...heldStatus(held), ...batch };
       if (!held && !batched) throw err;
       const inBatch = !held && batched && batchedStatus(batched);
@@ -81,10 +83,16 @@ export class DeliveryHandle {
    */
   private async locate(): Promise<{ batched: FoundBatched | null; held: FoundHeld | null }> {
     const client = this.workflow.client;
-    const batched = await findBatched(client, this.deliveryId);
+    const batched = await this.firstAttemptOf();
     const hold = batched?.row?.disposition === 'held' ? batched.row.hold : undefined;
     const held = hold ? await heldIn(client, hold, this.deliveryId) : batched ? null : await findHeld(client, this.deliveryId);
     return { batched, held };
+  }
+
+  /** What made the message's first attempt without a delivery of its own: a single submit's standalone activity, or its batch. */
+  private async firstAttemptOf(): Promise<FoundBatched | null> {
+    const client = this.workflow.client;
+    return (await findFirstAttempt(client, this.deliveryId)) ?? (await findBatched(client, this.deliveryId));
   }
 
   /** The status of the delivery's own workflow. */
@@ -128,7 +136,7 @@ export class DeliveryHandle {
       return await this.ownResult();
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
-      const batched = await findBatched(this.workflow.client, this.deliveryId);
+      const batched = await this.firstAttemptOf();
       if (!batched) throw err;
       return batchedResult(this.workflow.client, batched, () => onceVisible(() => this.ownResult()));
     }
@@ -215,14 +223,15 @@ export class DeliveryHandle {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
       const { batched, held: found } = await this.locate();
       if (!found) {
+        if (batched?.cancelled) {
+          if ('takeOut' in held && held.takeOut.control === 'cancel') return undefined as T; // cancel() reads the outcome
+          throw new DeliveryControlError(this.deliveryId, 'Ended', `the delivery has ended (cancelled in ${batched.source})`);
+        }
+        if (batched && batched.batch === null && !batched.row) return this.afterFirstAttempt(batched, fn, held);
         if (batched?.row?.disposition === 'delivered')
-          throw new DeliveryControlError(
-            this.deliveryId,
-            'Ended',
-            `the delivery has ended (delivered at once in ${batched.batch.workflowId})`,
-          );
+          throw new DeliveryControlError(this.deliveryId, 'Ended', `the delivery has ended (delivered at once in ${batched.source})`);
         if (batched && !batched.row)
-          throw new DeliveryControlError(this.deliveryId, 'NotWaiting', `${batched.batch.workflowId} is making its first attempt`);
+          throw new DeliveryControlError(this.deliveryId, 'NotWaiting', `${batched.source} is making its first attempt`);
         if (!batched) throw err;
         // handed over from its batch to a delivery of its own
         return onceVisible(() => this.refusing(fn));
@@ -235,6 +244,22 @@ export class DeliveryHandle {
       }
       return onceVisible(() => this.refusing(fn));
     }
+  }
+
+  /**
+   * A control while a single submit's first attempt is under way (a standalone activity, which takes no update): a
+   * cancel cancels it (a POST in flight finishes first); any control then applies to where the message went, once
+   * the attempt is done: ended if delivered at once, else its own delivery or its hold (docs/batches.md, "A single submit").
+   */
+  private async afterFirstAttempt<T>(first: FoundBatched, fn: () => Promise<T>, held: HeldControl<T>): Promise<T> {
+    if ('takeOut' in held && held.takeOut.control === 'cancel') {
+      await activityClientOf(this.workflow.client).getHandle(this.deliveryId).cancel('cancelled by request');
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), CANCEL_WAIT_MS)));
+    const settled = await Promise.race([first.settled().then(() => true as const), waited]).finally(() => clearTimeout(timer));
+    if (!settled) throw new DeliveryControlError(this.deliveryId, 'NotWaiting', `${first.source} is making its first attempt`);
+    return this.control(fn, held);
   }
 
   /** Runs a control, turning "refused" and "already ended" into a DeliveryControlError that says why. */
@@ -327,7 +352,8 @@ function visibleStatus(
 /** The batch a delivery came in, as its memo names it (its workflow id, batch/<tenant>/<batch id>). */
 function batchOf(memo: DeliveryMemo | undefined): Pick<DeliveryStatus, 'batch'> {
   const workflowId = memo?.batch;
-  return workflowId ? { batch: batchNamed(workflowId) } : {};
+  // a single submit's first attempt hands over as a batch of one, which is no batch to name
+  return workflowId && isBatchSource(workflowId) ? { batch: batchNamed(workflowId) } : {};
 }
 
 function encryptedStatus(deliveryId: string, description: WorkflowExecutionDescription, value: EncryptedValue): DeliveryStatus {

@@ -17,7 +17,7 @@ import { Batcher, type BatcherOptions } from '../batching/batcher';
 import { BatchSubmission, planSubmission, startBatch, type BatchHandle, type BatchOptions, type PlannedBatch } from '../batching/batches';
 import { batchWorkflowId, type DeliveryWorkflow } from '../contract';
 import { OrderingKeys } from '../starter/ordering-keys';
-import { DeliveryStarter } from '../starter/delivery-starter';
+import { DeliveryStarter, type SingleSubmit } from '../starter/delivery-starter';
 import { DeliveryHandle } from './delivery-handle';
 import { heldEnd } from './holds';
 import { DeliveryLists, type DeliveryPage, type DeliverySummary, type ListOptions, type PageRequest } from './lists';
@@ -53,6 +53,12 @@ export interface RedeliverOptions extends ValidateOptions {
    * "Finding a message by its id"). Default true; false only to measure what the index costs (the benchmark's baseline).
    */
   messageIndex?: boolean;
+  /**
+   * How a single submit makes its first attempt (docs/batches.md, "A single submit"): `standalone`, a standalone
+   * activity where the server runs them (no workflow unless it is not delivered at once); `workflow`, its delivery's
+   * workflow from the start. Default $REDELIVER_SINGLE_SUBMIT (Redeliver.connect), else `standalone`.
+   */
+  singleSubmit?: SingleSubmit;
 }
 
 export interface ConnectOptions extends RedeliverOptions {
@@ -97,7 +103,7 @@ export class Redeliver {
     this.validation = { ...options, secretTenants: options.secretTenants ?? secretTenantsFromEnvironment(options.env) };
     this.taskQueue = options.taskQueue ?? defaults.taskQueue;
     this.ordering = new OrderingKeys(client, this.taskQueue);
-    this.starter = new DeliveryStarter(client, this.taskQueue, options.historyLimit, this.ordering);
+    this.starter = new DeliveryStarter(client, this.taskQueue, options.historyLimit, this.ordering, options.singleSubmit);
     this.lists = new DeliveryLists(client, this.taskQueue);
     this.endpointViews = new EndpointViews(client, this.taskQueue, this.lists);
     // the dead letters as deadLetters lists them
@@ -140,7 +146,7 @@ export class Redeliver {
       dataConverter: keys ? encryptingDataConverter(keys) : keylessDataConverter(),
       ...(tracing && { interceptors: { workflow: [clientTracingInterceptor()] } }),
     });
-    return new Redeliver(client, { ...options, namespace, taskQueue });
+    return new Redeliver(client, { ...options, namespace, taskQueue, singleSubmit: options.singleSubmit ?? settings.singleSubmit });
   }
 
   /** Closes the connection made by `connect`. */

@@ -83,6 +83,13 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   },
   { name: 'REDELIVER_TASK_QUEUE', readBy: BOTH, meaning: 'task queue the workers poll and the clients submit to', default: '`redeliver`' },
   {
+    name: 'REDELIVER_SINGLE_SUBMIT',
+    readBy: ['client'],
+    meaning:
+      'how a single submit makes its first attempt: a standalone activity, no workflow unless it is not delivered at once (`standalone`, where the server runs them), or its delivery\'s workflow (`workflow`) (docs/batches.md, "A single submit")',
+    default: '`standalone`',
+  },
+  {
     name: 'REDELIVER_ENCRYPTION_KEYS',
     readBy: ['worker', 'client', 'codec-server'],
     meaning: 'payload encryption keys, `id:base64key,…` (32-byte AES-256-GCM keys; the first encrypts, all decrypt)',

@@ -40,6 +40,8 @@ export interface ClientSettings {
   encryptionKeys?: KeyRing;
   /** Trace the client's calls with the tracer provider the application registered: OTEL_TRACES_EXPORTER is set, and not `none`. */
   tracing: boolean;
+  /** How a single submit makes its first attempt (docs/batches.md, "A single submit"). */
+  singleSubmit: 'standalone' | 'workflow';
 }
 
 /** What the SDK runtime of a worker's process takes from the environment (installRuntime). */
@@ -185,7 +187,8 @@ export function readClientSettings(reader: EnvReader): ClientSettings {
   // any exporter but none: the application registered a tracer provider (a worker checks it is one of TRACES_EXPORTERS)
   const exporter = reader.string('OTEL_TRACES_EXPORTER');
   const tracing = exporter !== undefined && exporter !== 'none';
-  return { temporal, taskQueue, ...(encryptionKeys && { encryptionKeys }), tracing };
+  const singleSubmit = reader.oneOf('REDELIVER_SINGLE_SUBMIT', ['standalone', 'workflow'], 'standalone');
+  return { temporal, taskQueue, ...(encryptionKeys && { encryptionKeys }), tracing, singleSubmit };
 }
 
 function readRuntimeSettings(reader: EnvReader): RuntimeSettings {

@@ -23,6 +23,11 @@ export interface Activities {
   retryDelivery(input: RetryInput): Promise<RetryEnd>;
   /** A batch's first attempts, handing each message not delivered at once to a delivery of its own (docs/batches.md). */
   firstAttempts(input: BatchWorkflowInput): Promise<BatchResult>;
+  /**
+   * A single submit's first attempt, started as a standalone activity (no workflow): a batch of one, as
+   * `firstAttempts` makes it (docs/batches.md, "A single submit").
+   */
+  firstAttempt(input: BatchWorkflowInput): Promise<BatchResult>;
   /** Sends what waits in an outage hold at the endpoint's recovery pace, reporting to the hold (docs/endpoint-health.md, "Outages"). */
   releaseHeld(input: ReleaseInput): Promise<ReleaseEnd>;
   /** Starts a held message's own delivery, carrying its attempts (a dead letter when it ended in the hold). */

@@ -1,6 +1,7 @@
 import type { AttemptFailureDetails } from './attempts';
 import type { Delivery, MessageKind } from '../delivery/types';
 import type { StartPlace } from './ordering';
+import { batchWorkflowId } from './ids';
 
 /*
  * A batch: many messages of one tenant accepted in one Temporal start (docs/batches.md). Its workflow makes
@@ -17,6 +18,16 @@ export interface BatchWorkflowInput {
   historyLimit?: number;
   /** The places its ordered messages took on their keys before it started, by delivery id (docs/ordering.md). */
   places?: Record<string, StartPlace>;
+  /**
+   * What makes these first attempts, as the deliveries and holds it hands messages to name it: the batch's workflow
+   * id when absent; a single submit's standalone first attempt (docs/batches.md, "A single submit") its own.
+   */
+  source?: string;
+}
+
+/** Who makes a batch input's first attempts: its batch workflow, or a single submit's standalone activity. */
+export function firstAttemptsSource(input: Pick<BatchWorkflowInput, 'tenant' | 'batchId' | 'source'>): string {
+  return input.source ?? batchWorkflowId(input.tenant, input.batchId);
 }
 
 /** A first attempt a batch made and that failed: the delivery it hands the message to starts from it. */

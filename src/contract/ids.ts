@@ -35,6 +35,20 @@ export function batchNamed(workflowId: string): { batchId: string; workflowId: s
 }
 
 /**
+ * A single submit's first attempt, a standalone activity (docs/batches.md, "A single submit"): its activity id is the
+ * delivery id (activities and workflows are separate id spaces); the deliveries and holds it hands a message to
+ * name it by this.
+ */
+export function firstAttemptSource(deliveryId: string): string {
+  return `first-attempt/${deliveryId}`;
+}
+
+/** Whether a delivery or hold was handed its message by a batch (a batch workflow id), not a single submit's first attempt. */
+export function isBatchSource(source: string): boolean {
+  return source.startsWith('batch/');
+}
+
+/**
  * An outage hold's workflow id (docs/endpoint-health.md, "Outages"): one per tenant, endpoint and generation, named
  * `hold/<tenant>/<endpoint>/<generation>` on the default queue, `hold/<queue>/<tenant>/<endpoint>/<generation>` on others.
  */

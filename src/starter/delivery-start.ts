@@ -22,7 +22,7 @@ export interface DeliveryMemo {
   /** A redriven run: the dead letter's run, and the token of the redrive call that started it. */
   redriveOf?: string;
   redriveToken?: string;
-  /** Started by this batch (its workflow id), which made the first attempt. */
+  /** Started by this batch (its workflow id), which made the first attempt; or by a single submit's first attempt (firstAttemptSource). */
   batch?: string;
 }
 

@@ -1,5 +1,6 @@
 import {
   WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
   type Client,
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
@@ -12,6 +13,7 @@ import { ConflictError } from '../errors';
 import type { DeliveryWorkflow, Place } from '../contract';
 import { OrderingKeys } from './ordering-keys';
 import { startRequestId } from '../temporal/sdk-adapter';
+import { runsStandaloneActivities, startFirstAttempt } from './first-attempt';
 
 /*
  * The one way a delivery's workflow is started from outside a workflow: a submit and a redrive (the client), a
@@ -31,12 +33,17 @@ export type Started =
   | { workflow: WorkflowHandle<DeliveryWorkflow>; created: false };
 
 export class DeliveryStarter {
+  /** Whether the server runs standalone activities, asked once (runsStandaloneActivities). */
+  private standalone: Promise<boolean> | null = null;
+
   constructor(
     private readonly client: Client,
     readonly taskQueue: string,
     private readonly historyLimit?: number,
     /** The client's own, when it has one: concurrent submits on a key share its round trips. */
     readonly ordering: OrderingKeys = new OrderingKeys(client, taskQueue),
+    /** How a single submit makes its first attempt (docs/batches.md, "A single submit"). Default `standalone`. */
+    private readonly singleSubmit: SingleSubmit = 'standalone',
   ) {}
 
   /** Starts the delivery's workflow (REJECT_DUPLICATE unless told); one of that id running or kept: `created` false. */
@@ -74,32 +81,69 @@ export class DeliveryStarter {
   }
 
   /**
-   * A submit: started in its turn; a message id submitted again is the existing delivery if it is the same message
-   * (its fingerprint), refused naming messageId if not.
+   * A submit: a message without an ordering key makes its first attempt as a standalone activity where the server
+   * runs them (submitFirst), else its delivery is started in its turn. A message id submitted again is the existing
+   * delivery if it is the same message (its fingerprint), refused naming messageId if not.
    */
-  async submit(delivery: Delivery): Promise<Started> {
+  async submit(delivery: Delivery): Promise<{ workflow: WorkflowHandle<DeliveryWorkflow>; created: boolean }> {
+    if (delivery.orderingKey === undefined && (await this.startsStandalone())) return this.submitFirst(delivery);
     const { place, ...started } = await this.startInTurn(delivery);
-    if (!started.created) await this.resubmitted(delivery, started.workflow, place);
+    if (!started.created) {
+      const description = await started.workflow.describe();
+      const existing = (description.memo as unknown as DeliveryMemo | undefined)?.fingerprint;
+      // a place taken just now for a delivery that exists goes back, unless that one runs and holds it (the same message)
+      const holds = description.status.name === 'RUNNING' && existing === fingerprintOf(delivery);
+      if (place && !place.existing && !holds) await this.ordering.withdraw(delivery);
+      sameMessage(delivery, existing);
+    }
     return started;
   }
 
-  /** A message id submitted again: refused (naming messageId) unless it is the same message. */
-  private async resubmitted(delivery: Delivery, workflow: WorkflowHandle, place: Place | null): Promise<void> {
-    const description = await workflow.describe();
-    const existing = (description.memo as unknown as DeliveryMemo | undefined)?.fingerprint;
-    // a place taken just now for a delivery that exists goes back, unless that one runs and holds it (the same message)
-    const holds = description.status.name === 'RUNNING' && existing === fingerprintOf(delivery);
-    if (place && !place.existing && !holds) await this.ordering.withdraw(delivery);
-    if (isEncryptedValue(existing)) {
-      const message = `is not set, and ${delivery.deliveryId} exists encrypted: without the keys a resubmit cannot be told from a different message`;
-      throw new ConfigError([{ variable: 'REDELIVER_ENCRYPTION_KEYS', message }]);
+  /**
+   * A single submit's first attempt as a standalone activity, idempotent across both steps: a delivery of the id
+   * (from any submit, or this one's hand-over) is the answer; else the first attempt, started once per id within
+   * retention. The handle is the delivery's: it finds the first attempt while there is no workflow.
+   */
+  private async submitFirst(delivery: Delivery): Promise<{ workflow: WorkflowHandle<DeliveryWorkflow>; created: boolean }> {
+    const workflow = this.client.workflow.getHandle<DeliveryWorkflow>(delivery.deliveryId);
+    const description = await workflow.describe().catch((err: unknown) => {
+      if (err instanceof WorkflowNotFoundError) return null;
+      throw err;
+    });
+    if (description) {
+      sameMessage(delivery, (description.memo as unknown as DeliveryMemo | undefined)?.fingerprint);
+      return { workflow, created: false };
     }
-    if (existing !== undefined && existing !== fingerprintOf(delivery)) {
-      throw new ConflictError(
-        [{ field: 'messageId', message: `${delivery.messageId} was already submitted with a different message or target` }],
-        'delivery',
-      );
-    }
+    const first = await startFirstAttempt(this.client, delivery, this.taskQueue, this.historyLimit);
+    if (!first.created) sameMessage(delivery, first.fingerprint);
+    return { workflow, created: first.created };
+  }
+
+  private startsStandalone(): Promise<boolean> {
+    if (this.singleSubmit === 'workflow') return Promise.resolve(false);
+    // asked again after a failure (Temporal away): the submit's own call says so
+    this.standalone ??= runsStandaloneActivities(this.client).catch((err: unknown) => {
+      this.standalone = null;
+      throw err;
+    });
+    return this.standalone;
+  }
+}
+
+/** How a single submit makes its first attempt: a standalone activity where the server runs them, or a workflow. */
+export type SingleSubmit = 'standalone' | 'workflow';
+
+/** A message id submitted again: refused (naming messageId) unless it is the same message as the one that exists. */
+function sameMessage(delivery: Delivery, existing: unknown): void {
+  if (isEncryptedValue(existing)) {
+    const message = `is not set, and ${delivery.deliveryId} exists encrypted: without the keys a resubmit cannot be told from a different message`;
+    throw new ConfigError([{ variable: 'REDELIVER_ENCRYPTION_KEYS', message }]);
+  }
+  if (existing !== undefined && existing !== fingerprintOf(delivery)) {
+    throw new ConflictError(
+      [{ field: 'messageId', message: `${delivery.messageId} was already submitted with a different message or target` }],
+      'delivery',
+    );
   }
 }
 

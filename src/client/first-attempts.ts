@@ -1,0 +1,79 @@
+import {
+  ActivityClient,
+  ActivityExecutionFailedError,
+  ActivityNotFoundError,
+  type ActivityExecutionDescription,
+  type WorkflowClient,
+} from '@temporalio/client';
+import type { DeliveryStatus } from '../delivery/types';
+import { isEncryptedValue } from '../encryption/codec';
+import { DeliveryKind, Endpoint, type BatchResult, type BatchWorkflowInput, type MessageResult } from '../contract';
+import type { FoundBatched } from './batched';
+
+/*
+ * A single submit's first attempt, a standalone activity whose id is the delivery id (docs/batches.md, "A single
+ * submit"): found by that id with one describe, and read as a batch of one: its row, once made, says where the
+ * message went (delivered at once, handed to a delivery of its own, or held).
+ */
+
+const clients = new WeakMap<WorkflowClient, ActivityClient>();
+
+/** The activity client on a workflow client's connection, namespace and data converter (its payload codec). */
+export function activityClientOf(client: WorkflowClient): ActivityClient {
+  let activities = clients.get(client);
+  if (!activities) {
+    const { namespace, dataConverter } = client.options;
+    activities = new ActivityClient({ connection: client.connection, namespace, ...(dataConverter && { dataConverter }) });
+    clients.set(client, activities);
+  }
+  return activities;
+}
+
+/** The words a status uses for a single submit's first attempt. */
+export function firstAttemptWords(deliveryId: string): string {
+  return `its first attempt (standalone activity ${deliveryId})`;
+}
+
+/** A single submit's first attempt by its delivery id; null when there is none (or it is gone past retention). */
+export async function findFirstAttempt(client: WorkflowClient, deliveryId: string): Promise<FoundBatched | null> {
+  const handle = activityClientOf(client).getHandle<BatchResult>(deliveryId);
+  let description: ActivityExecutionDescription;
+  try {
+    description = await handle.describe({ includeInput: true, includeOutcome: true, includeHeartbeatDetails: true });
+  } catch (err) {
+    if (err instanceof ActivityNotFoundError) return null;
+    throw err;
+  }
+  const settled = async (): Promise<MessageResult | null> => {
+    try {
+      return rowOf(await handle.result());
+    } catch (err) {
+      if (err instanceof ActivityExecutionFailedError) return null;
+      throw err;
+    }
+  };
+  const common = { deliveryId, batch: null, source: firstAttemptWords(deliveryId), settled, facts: await factsOf(description) };
+  if (description.status === 'COMPLETED') return { ...common, row: rowOf(await description.getResult<BatchResult>()) };
+  if (description.status === 'RUNNING' || description.status === 'PAUSED') {
+    // its row, once made, is in its heartbeat (as a batch's activity saves its progress)
+    const progress = await description.getHeartbeatDetails<Record<number, MessageResult> | unknown>();
+    const row = isEncryptedValue(progress) ? null : (Object.values(progress ?? {})[0] as MessageResult | undefined);
+    return { ...common, row: row ?? null };
+  }
+  // cancelled, or terminated: it ended without a row (a POST in flight then may have reached the endpoint)
+  return { ...common, row: null, cancelled: true };
+}
+
+/** The message's row in a first attempt's result; null for an encrypted one a process without keys cannot read. */
+function rowOf(result: BatchResult | unknown): MessageResult | null {
+  return isEncryptedValue(result) ? null : ((result as BatchResult | undefined)?.results[0] ?? null);
+}
+
+/** What the message is: from the first attempt's input, else (encrypted) from its search attributes. */
+async function factsOf(description: ActivityExecutionDescription): Promise<FoundBatched['facts']> {
+  const [input] = (await description.getInput<[BatchWorkflowInput | unknown]>()) ?? [];
+  const delivery = isEncryptedValue(input) ? undefined : (input as BatchWorkflowInput | undefined)?.deliveries[0];
+  if (delivery) return { kind: delivery.kind, qos: delivery.qos, endpoint: delivery.endpoint };
+  const sa = description.typedSearchAttributes;
+  return { kind: sa.get(DeliveryKind) as DeliveryStatus['kind'], endpoint: sa.get(Endpoint) ?? '' };
+}
