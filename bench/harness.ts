@@ -129,11 +129,17 @@ export async function pool<T, R>(items: T[], concurrency: number, fn: (item: T, 
   return out;
 }
 
-/** Polls a visibility count until it reaches `target`; returns when it did (epoch ms). */
-export async function waitForCount(client: Client, query: string, target: number, timeoutMs: number): Promise<number> {
+/** Polls a visibility count (of workflows, unless `counted` says otherwise) until it reaches `target`; returns when it did (epoch ms). */
+export async function waitForCount(
+  client: Client,
+  query: string,
+  target: number,
+  timeoutMs: number,
+  counted: (query: string) => Promise<{ count: number }> = (q) => client.workflow.count(q),
+): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { count } = await client.workflow.count(query);
+    const { count } = await counted(query);
     if (count >= target) return Date.now();
     if (Date.now() > deadline) throw new Error(`timed out: ${count} of ${target} for ${query}`);
     await new Promise((r) => setTimeout(r, 200));

@@ -1,10 +1,11 @@
-import type { WorkflowClient, WorkflowExecutionInfo } from '@temporalio/client';
+import type { ActivityClient, ActivityExecutionInfo, WorkflowClient, WorkflowExecutionInfo } from '@temporalio/client';
 import { completedBatchesQuery } from '../batching/message-index';
 import type { DeliveryFilter } from '../delivery/filter';
 import { idParts } from '../delivery/ids';
 import type { DeliveryStateName } from '../delivery/types';
 import { isEncryptedValue } from '../encryption/codec';
 import { batchInputFacts } from './batched';
+import { activityClientOf, closedFirstAttemptsQuery, findFirstAttempt } from './first-attempts';
 import { heldReader, type FoundHeld } from './holds';
 import type { DeliverySummary } from './lists';
 import { batchNamed, type BatchResult, type BatchWorkflow, type MessageResult } from '../contract';
@@ -21,32 +22,37 @@ interface Placed {
   summary: DeliverySummary;
 }
 
-/** The states a batch's message can be in without a delivery of its own. */
+/** The states a batch's message can be in without a delivery of its own; a single submit's, cancelled too (before its attempt was done). */
 const BATCHED_STATES: readonly DeliveryStateName[] = ['delivered', 'waiting'];
+const FIRST_ATTEMPT_STATES: readonly DeliveryStateName[] = [...BATCHED_STATES, 'cancelled'];
 
-/** The lines of the deliveries (visibility's order: running first, then by close time) and of the batched messages, merged. */
+/**
+ * The lines of the deliveries (visibility's order: running first, then by close time), of the batched messages and of
+ * single submits' first attempts without a delivery of their own, merged newest first.
+ */
 export async function* mergedListing(
   client: WorkflowClient,
   taskQueue: string,
   filter: DeliveryFilter,
   deliveries: AsyncIterable<DeliverySummary>,
+  activities: ActivityClient = activityClientOf(client),
 ): AsyncIterable<DeliverySummary> {
-  const own = placed(deliveries);
-  const batched = batchedLines(client, taskQueue, filter);
+  const sources = [placed(deliveries), batchedLines(client, taskQueue, filter), firstAttemptLines(client, activities, taskQueue, filter)];
   try {
-    let [a, b] = await Promise.all([own.next(), batched.next()]);
-    while (!a.done || !b.done) {
-      if (b.done || (!a.done && a.value.at >= b.value.at)) {
-        yield a.value!.summary;
-        a = await own.next();
-      } else {
-        yield b.value.summary;
-        b = await batched.next();
-      }
+    const heads = await Promise.all(sources.map((s) => s.next()));
+    for (;;) {
+      // the newest head; on a tie, the earlier source (the deliveries' own first)
+      let pick = -1;
+      heads.forEach((head, i) => {
+        if (!head.done && (pick < 0 || head.value.at > (heads[pick]!.value as Placed).at)) pick = i;
+      });
+      if (pick < 0) return;
+      yield (heads[pick]!.value as Placed).summary;
+      heads[pick] = await sources[pick]!.next();
     }
   } finally {
     // a caller that stopped early (it has enough lines): the listings behind it stop too
-    await Promise.all([own.return(undefined), batched.return(undefined)]);
+    await Promise.all(sources.map((s) => s.return(undefined)));
   }
 }
 
@@ -54,35 +60,69 @@ async function* placed(deliveries: AsyncIterable<DeliverySummary>): AsyncGenerat
   for await (const summary of deliveries) yield { at: summary.closedAt ? Date.parse(summary.closedAt) : Infinity, summary };
 }
 
+/** The batched messages matching a filter, newest first. */
+function batchedLines(client: WorkflowClient, taskQueue: string, filter: DeliveryFilter): AsyncGenerator<Placed> {
+  const batches = wantsBatched(filter, BATCHED_STATES) ? client.list({ query: completedBatchesQuery(taskQueue, filter) }) : null;
+  return linesOf(
+    client,
+    filter,
+    batches,
+    (batch) => batch.closeTime,
+    (batch) => batchRows(client, batch, filter),
+  );
+}
+
+/** Single submits' first attempts (standalone activities) without a delivery of their own matching a filter, newest first. */
+function firstAttemptLines(client: WorkflowClient, activities: ActivityClient, taskQueue: string, filter: DeliveryFilter) {
+  const closed = wantsBatched(filter, FIRST_ATTEMPT_STATES) ? activities.list(closedFirstAttemptsQuery(taskQueue, filter)) : null;
+  return linesOf(
+    client,
+    filter,
+    closed,
+    (first) => first.closeTime,
+    (first) => firstAttemptRows(activities, first, filter),
+  );
+}
+
 /**
- * The batched messages matching a filter, newest first. Each row's time is within its batch's life, so a row is
- * placed once no batch still to read closed after it (batches list by close time, newest first).
+ * The lines of closed executions' rows (a batch's messages, a first attempt's message) listed newest closed first.
+ * Each row's time is within its execution's life, so a row is placed once no execution still to read closed after it.
  */
-async function* batchedLines(client: WorkflowClient, taskQueue: string, filter: DeliveryFilter): AsyncGenerator<Placed> {
-  if (!wantsBatched(filter)) return;
+async function* linesOf<T>(
+  client: WorkflowClient,
+  filter: DeliveryFilter,
+  listing: AsyncIterable<T> | null,
+  closeTime: (execution: T) => Date | undefined,
+  rowsOf: (execution: T) => Promise<Placed[]>,
+): AsyncGenerator<Placed> {
+  if (!listing) return;
   const held = heldReader(client);
-  const batches = client.list({ query: completedBatchesQuery(taskQueue, filter) })[Symbol.asyncIterator]();
-  let next = await batches.next();
+  const executions = listing[Symbol.asyncIterator]();
+  let next = await executions.next();
   let rows: Placed[] = [];
-  for (;;) {
-    while (!next.done && (rows.length === 0 || (next.value.closeTime?.getTime() ?? Infinity) >= rows[0]!.at)) {
-      rows = [...rows, ...(await batchRows(client, next.value, filter))].sort((x, y) => y.at - x.at);
-      next = await batches.next();
+  try {
+    for (;;) {
+      while (!next.done && (rows.length === 0 || (closeTime(next.value)?.getTime() ?? Infinity) >= rows[0]!.at)) {
+        rows = [...rows, ...(await rowsOf(next.value))].sort((x, y) => y.at - x.at);
+        next = await executions.next();
+      }
+      const row = rows.shift();
+      if (!row) return;
+      if (filter.since && row.at < filter.since.getTime()) return;
+      const line = row.summary.hold ? await heldLine(held, row.summary) : row.summary;
+      if (line && matchesState(filter, line.state) && matchesClass(filter, line)) yield { at: row.at, summary: line };
     }
-    const row = rows.shift();
-    if (!row) return;
-    if (filter.since && row.at < filter.since.getTime()) return;
-    const line = row.summary.hold ? await heldLine(held, row.summary) : row.summary;
-    if (line && matchesState(filter, line.state) && matchesClass(filter, line)) yield { at: row.at, summary: line };
+  } finally {
+    await executions.return?.(undefined);
   }
 }
 
 const statesOf = (filter: DeliveryFilter): DeliveryStateName[] => [filter.state ?? []].flat();
 
-/** Whether any batched message can match: its states, and no error class but a waiting message's. */
-function wantsBatched(filter: DeliveryFilter): boolean {
+/** Whether any message without a delivery of its own can match: the states it can be in, and no error class but a waiting message's. */
+function wantsBatched(filter: DeliveryFilter, possible: readonly DeliveryStateName[]): boolean {
   const states = statesOf(filter);
-  if (states.length > 0 && !states.some((s) => BATCHED_STATES.includes(s))) return false;
+  if (states.length > 0 && !states.some((s) => possible.includes(s))) return false;
   return !filter.errorClass || states.length === 0 || states.includes('waiting');
 }
 
@@ -106,9 +146,25 @@ async function batchRows(client: WorkflowClient, batch: WorkflowExecutionInfo, f
     if (filter.device && device !== filter.device) continue;
     if (filter.kind && fact?.kind !== filter.kind) continue;
     if (filter.endpoint && fact?.endpoint !== filter.endpoint) continue;
-    lines.push({ at, summary: rowLine(row, fact, { tenant, device, batch }) });
+    lines.push({ at, summary: rowLine(row, fact, { tenant, device, batch: batchNamed(batch.workflowId) }) });
   }
   return lines;
+}
+
+/** A closed first attempt's message as a line: delivered at once, held, or cancelled; none once handed over (its delivery is listed). */
+async function firstAttemptRows(activities: ActivityClient, first: ActivityExecutionInfo, filter: DeliveryFilter): Promise<Placed[]> {
+  const found = await findFirstAttempt(activities, first.activityId);
+  const closedAt = first.closeTime?.getTime() ?? Date.now();
+  if (!found || (found.row && found.row.disposition !== 'delivered' && found.row.disposition !== 'held')) return [];
+  const at = found.row ? Date.parse(found.row.at) : closedAt;
+  if (filter.until && at > filter.until.getTime()) return [];
+  const { tenant, device } = idParts(first.activityId);
+  if (found.row) return [{ at, summary: rowLine(found.row, found.facts, { tenant, device }) }];
+  // cancelled before its attempt was done
+  const iso = new Date(at).toISOString();
+  const { kind, endpoint } = found.facts;
+  const summary = { deliveryId: first.activityId, runId: '', state: 'cancelled', kind, tenant, device, endpoint, attempts: 0 } as const;
+  return [{ at, summary: { ...summary, lastErrorClass: undefined, startedAt: first.scheduleTime?.toISOString() ?? iso, closedAt: iso } }];
 }
 
 type Facts = Pick<MessageResult, 'kind' | 'qos' | 'endpoint'>;
@@ -116,7 +172,7 @@ type Facts = Pick<MessageResult, 'kind' | 'qos' | 'endpoint'>;
 function rowLine(
   row: MessageResult,
   facts: Facts | undefined,
-  where: { tenant: string | undefined; device: string | undefined; batch: WorkflowExecutionInfo },
+  where: { tenant: string | undefined; device: string | undefined; batch?: { batchId: string; workflowId: string } },
 ): DeliverySummary {
   return {
     deliveryId: row.deliveryId,
@@ -130,7 +186,7 @@ function rowLine(
     lastErrorClass: undefined,
     startedAt: row.at,
     closedAt: row.at,
-    batch: batchNamed(where.batch.workflowId),
+    ...(where.batch && { batch: where.batch }),
     ...(row.hold && { hold: { holdId: row.hold } }),
   };
 }

@@ -92,7 +92,7 @@ export class DeliveryHandle {
   /** What made the message's first attempt without a delivery of its own: a single submit's standalone activity, or its batch. */
   private async firstAttemptOf(): Promise<FoundBatched | null> {
     const client = this.workflow.client;
-    return (await findFirstAttempt(client, this.deliveryId)) ?? (await findBatched(client, this.deliveryId));
+    return (await findFirstAttempt(activityClientOf(client), this.deliveryId)) ?? (await findBatched(client, this.deliveryId));
   }
 
   /** The status of the delivery's own workflow. */

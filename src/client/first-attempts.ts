@@ -5,7 +5,9 @@ import {
   type ActivityExecutionDescription,
   type WorkflowClient,
 } from '@temporalio/client';
+import { visibilityString, type DeliveryFilter } from '../delivery/filter';
 import type { DeliveryStatus } from '../delivery/types';
+import { FIRST_ATTEMPT_ACTIVITY } from '../starter/first-attempt';
 import { isEncryptedValue } from '../encryption/codec';
 import { DeliveryKind, Endpoint, type BatchResult, type BatchWorkflowInput, type MessageResult } from '../contract';
 import type { FoundBatched } from './batched';
@@ -29,14 +31,35 @@ export function activityClientOf(client: WorkflowClient): ActivityClient {
   return activities;
 }
 
+/**
+ * The closed first attempts of a task queue's single submits matching a filter's message fields, as visibility lists
+ * them (newest closed first); with a time window, those whose life overlaps it. The same text an operator can paste
+ * into the UI's Standalone Activities page.
+ */
+export function closedFirstAttemptsQuery(taskQueue: string, filter: DeliveryFilter): string {
+  const tenants = filter.tenant === undefined ? [] : [filter.tenant].flat();
+  const clauses = [
+    `ActivityType = ${visibilityString(FIRST_ATTEMPT_ACTIVITY)}`,
+    `TaskQueue = ${visibilityString(taskQueue)}`,
+    `ExecutionStatus IN ('Completed', 'Canceled', 'Terminated')`,
+  ];
+  if (tenants.length) clauses.push(`Tenant IN (${tenants.map(visibilityString).join(', ')})`);
+  if (filter.device) clauses.push(`Device = ${visibilityString(filter.device)}`);
+  if (filter.kind) clauses.push(`DeliveryKind = ${visibilityString(filter.kind)}`);
+  if (filter.endpoint) clauses.push(`Endpoint = ${visibilityString(filter.endpoint)}`);
+  if (filter.since) clauses.push(`CloseTime >= ${visibilityString(filter.since.toISOString())}`);
+  if (filter.until) clauses.push(`StartTime <= ${visibilityString(filter.until.toISOString())}`);
+  return clauses.join(' AND ');
+}
+
 /** The words a status uses for a single submit's first attempt. */
 export function firstAttemptWords(deliveryId: string): string {
   return `its first attempt (standalone activity ${deliveryId})`;
 }
 
 /** A single submit's first attempt by its delivery id; null when there is none (or it is gone past retention). */
-export async function findFirstAttempt(client: WorkflowClient, deliveryId: string): Promise<FoundBatched | null> {
-  const handle = activityClientOf(client).getHandle<BatchResult>(deliveryId);
+export async function findFirstAttempt(activities: ActivityClient, deliveryId: string): Promise<FoundBatched | null> {
+  const handle = activities.getHandle<BatchResult>(deliveryId);
   let description: ActivityExecutionDescription;
   try {
     description = await handle.describe({ includeInput: true, includeOutcome: true, includeHeartbeatDetails: true });

@@ -1,4 +1,4 @@
-import type { WorkflowClient } from '@temporalio/client';
+import type { ActivityClient, WorkflowClient } from '@temporalio/client';
 import { mergedListing } from '../../src/client/batched-lists';
 import type { DeliverySummary } from '../../src/client/lists';
 import type { BatchResult, MessageResult } from '../../src/contract';
@@ -56,6 +56,33 @@ function heldView(holdId: string, deliveryId: string) {
   return { ...base, message: null, left: { left: 'handed-over', attempts: 3, code: 'http-503', at: Date.parse(t(40)) } };
 }
 
+/** Single submits' first attempts (standalone activities) as visibility lists them (closed last first) and as they describe. */
+function fakeActivities(firsts: { device: string; n: number; closedAt: number; row: MessageResult | 'cancelled' }[]) {
+  const idOf = (f: (typeof firsts)[number]) => `delivery/acme/${f.device}/m${f.n}`;
+  return {
+    list: () =>
+      (async function* () {
+        for (const f of [...firsts].sort((x, y) => y.closedAt - x.closedAt))
+          yield { activityId: idOf(f), closeTime: new Date(t(f.closedAt)), scheduleTime: new Date(t(f.closedAt - 1)) };
+      })(),
+    getHandle: (id: string) => ({
+      describe: () => {
+        const f = firsts.find((x) => idOf(x) === id)!;
+        const result = f.row === 'cancelled' ? undefined : { results: [f.row] };
+        return Promise.resolve({
+          status: f.row === 'cancelled' ? 'CANCELED' : 'COMPLETED',
+          getResult: () => Promise.resolve(result),
+          getInput: () => Promise.resolve([{ deliveries: [{ kind: 'event', qos: 1, endpoint: 'ingest.example.com' }] }]),
+          getHeartbeatDetails: () => Promise.resolve(undefined),
+          typedSearchAttributes: { get: () => undefined },
+        });
+      },
+    }),
+  } as unknown as ActivityClient;
+}
+
+const NO_FIRST_ATTEMPTS = fakeActivities([]);
+
 const own = (id: string, s: number | null): DeliverySummary => ({
   deliveryId: id,
   runId: 'run',
@@ -70,7 +97,13 @@ const own = (id: string, s: number | null): DeliverySummary => ({
   closedAt: s === null ? null : t(s),
 });
 
-async function lines(client: WorkflowClient, filter: DeliveryFilter, deliveries: DeliverySummary[] = [], take = Infinity) {
+async function lines(
+  client: WorkflowClient,
+  filter: DeliveryFilter,
+  deliveries: DeliverySummary[] = [],
+  take = Infinity,
+  activities = NO_FIRST_ATTEMPTS,
+) {
   const out: string[] = [];
   for await (const line of mergedListing(
     client,
@@ -79,6 +112,7 @@ async function lines(client: WorkflowClient, filter: DeliveryFilter, deliveries:
     (async function* () {
       yield* deliveries;
     })(),
+    activities,
   )) {
     out.push(line.deliveryId.split('/').at(-1)!);
     if (out.length >= take) break;
@@ -123,7 +157,7 @@ test('held rows: waiting in their hold, or delivered from it; one handed over is
   const held = (n: number, s: number): MessageResult => ({ ...row('d1', n, s, 'held'), hold: 'hold/acme/h1' });
   const { client, read } = fakeClient([{ id: 'a', closedAt: 30, rows: [held(7, 10), held(8, 11), held(9, 12), row('d1', 1, 5)] }]);
   const all: DeliverySummary[] = [];
-  for await (const line of mergedListing(client, 'q', {}, (async function* () {})())) all.push(line);
+  for await (const line of mergedListing(client, 'q', {}, (async function* () {})(), NO_FIRST_ATTEMPTS)) all.push(line);
   expect(all.map((l) => [l.deliveryId.split('/').at(-1), l.state, l.attempts, l.hold?.holdId])).toEqual([
     ['m8', 'delivered', 3, 'hold/acme/h1'],
     ['m7', 'waiting', 2, 'hold/acme/h1'],
@@ -134,4 +168,18 @@ test('held rows: waiting in their hold, or delivered from it; one handed over is
   read.length = 0;
   expect(await lines(client, { state: 'delivered', errorClass: 'server' })).toEqual([]);
   expect(read).toEqual([]);
+});
+
+test('single submits’ first attempts: delivered at once and cancelled ones listed among the rest, a handed-over one as its own delivery', async () => {
+  const { client } = fakeClient([{ id: 'a', closedAt: 30, rows: [row('d1', 1, 10), row('d1', 2, 29)] }]);
+  const activities = fakeActivities([
+    { device: 'd1', n: 5, closedAt: 20, row: row('d1', 5, 20) },
+    { device: 'd2', n: 6, closedAt: 35, row: row('d2', 6, 35) },
+    { device: 'd1', n: 7, closedAt: 15, row: row('d1', 7, 15, 'handed-over') },
+    { device: 'd1', n: 8, closedAt: 5, row: 'cancelled' },
+  ]);
+  const deliveries = [own('delivery/acme/d1/m7', 25)];
+  expect(await lines(client, {}, deliveries, Infinity, activities)).toEqual(['m6', 'm2', 'm7', 'm5', 'm1', 'm8']);
+  expect(await lines(client, { state: 'cancelled' }, [], Infinity, activities)).toEqual(['m8']);
+  expect(await lines(client, { state: 'delivered', since: new Date(t(18)) }, [], Infinity, activities)).toEqual(['m6', 'm2', 'm5']);
 });

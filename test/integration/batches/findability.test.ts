@@ -171,10 +171,13 @@ test('list: messages delivered at once in their batches are listed with the deli
     [idOf(batched[0]!), idOf(batched[1]!), idOf(single)],
     'the delivered messages of the device in the listing',
   );
-  // each message once: the two of the batch (no workflow, the batch named), the single submit's own delivery
+  // each message once: the two of the batch (no workflow, the batch named), the single submit's first attempt (no
+  // workflow either: a standalone activity, no batch)
   expect(delivered.map((r) => r.deliveryId).sort()).toEqual([idOf(batched[0]!), idOf(batched[1]!), idOf(single)].sort());
   for (const m of batched.slice(0, 2)) expect(delivered.find((r) => r.deliveryId === idOf(m))).toMatchObject({ runId: '', batch: {} });
-  expect(delivered.find((r) => r.deliveryId === idOf(single))!.runId).not.toBe('');
+  const singleLine = delivered.find((r) => r.deliveryId === idOf(single))!;
+  expect(singleLine).toMatchObject({ runId: '', state: 'delivered' });
+  expect(singleLine.batch).toBeUndefined();
   // newest first: the single submit ended after the batch
   expect(delivered[0]!.deliveryId).toBe(idOf(single));
   // a state filter the batched messages are not in leaves them out; the rejected one is its own delivery's line

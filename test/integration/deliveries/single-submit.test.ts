@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { Redeliver } from '../../../src/client';
+import { Redeliver, type DeliverySummary } from '../../../src/client';
 import type { DeliveryWorkflowInput } from '../../../src/contract';
 import type { DeliveryInput, DeliveryStatus } from '../../../src/delivery/types';
 import type { DeliveryMemo } from '../../../src/starter/delivery-start';
@@ -15,6 +15,7 @@ import { idPath, startApi, type TestApi } from '../../support/api';
 import { runCli } from '../../support/cli';
 import { useHarnessAndReceiver } from '../../support/setup';
 import { testAddress } from '../../support/temporal';
+import { waitFor } from '../../support/wait';
 
 // outage holds off: the failing first attempt below must become a delivery of its own, not wait with others
 const env = useHarnessAndReceiver({ outageHold: false });
@@ -66,6 +67,18 @@ test('delivered at once: no workflow, found by its id through client, API and CL
     expect(status.summary).toContain('standalone activity');
     expect(status.batch).toBeUndefined();
   }
+  // listed with the deliveries, by its device (visibility lists what closed a moment ago: read until it has it)
+  const listed = await waitFor(
+    async () => {
+      const lines: DeliverySummary[] = [];
+      for await (const line of env.h.redeliver.list({ device: m.device, state: 'delivered' })) lines.push(line);
+      return lines;
+    },
+    (lines) => lines.length > 0,
+    10_000,
+    'the first attempt listed',
+  );
+  expect(listed).toEqual([expect.objectContaining({ deliveryId: idOf(m), state: 'delivered', runId: '', attempts: 1, kind: 'event' })]);
   // the same message again, through the client and the API: the same delivery, nothing sent again
   expect((await env.h.redeliver.submit(m)).created).toBe(false);
   const again = await api.call('POST', '/v1/deliveries', KEY, m);
