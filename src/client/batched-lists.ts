@@ -7,7 +7,9 @@ import { isEncryptedValue } from '../encryption/codec';
 import { batchInputFacts } from './batched';
 import { activityClientOf, closedFirstAttemptsQuery, findFirstAttempt } from './first-attempts';
 import { heldReader, type FoundHeld } from './holds';
-import type { DeliverySummary } from './lists';
+import type { DeliveryPage, DeliverySummary, PageRequest } from './lists';
+import { ConfigError } from '../config/errors';
+import { InvalidInputError } from '../errors';
 import { batchNamed, type BatchResult, type BatchWorkflow, type MessageResult } from '../contract';
 
 /*
@@ -37,6 +39,72 @@ export async function* mergedListing(
   deliveries: AsyncIterable<DeliverySummary>,
   activities: ActivityClient = activityClientOf(client),
 ): AsyncIterable<DeliverySummary> {
+  for await (const line of mergedPlaced(client, taskQueue, filter, deliveries, activities)) yield line.summary;
+}
+
+/**
+ * One page of the merged listing: at most `pageSize` lines after the cursor's, and the cursor of the next page (null
+ * after the last). The cursor is where the page ended in the listing's order (the time a line is placed by, and how
+ * many lines placed at that time came before): a page after it lists only lines placed at or before that time, so
+ * it reads what it returns and not the pages before it.
+ */
+export async function mergedPage(
+  client: WorkflowClient,
+  taskQueue: string,
+  filter: DeliveryFilter,
+  deliveries: (filter: DeliveryFilter) => AsyncIterable<DeliverySummary>,
+  page: PageRequest,
+  activities: ActivityClient = activityClientOf(client),
+): Promise<DeliveryPage> {
+  const after = page.cursor === undefined ? null : cursorOf(page.cursor);
+  // a line placed at or before the cursor's time ran no later than it: the listings behind are bounded by it
+  const until = after?.at == null ? filter.until : new Date(Math.min(after.at, filter.until?.getTime() ?? Infinity));
+  const bounded = { ...filter, ...(until && { until }) };
+  const lines: DeliverySummary[] = [];
+  let end: PageCursor = after ?? { at: null, skip: 0 };
+  let toSkip = after?.skip ?? 0;
+  for await (const { at: placedAt, summary } of mergedPlaced(client, taskQueue, bounded, deliveries(bounded), activities)) {
+    const at = placedAt === Infinity ? null : placedAt;
+    // newer than the cursor (placed before it in the listing), or placed at its time and on a page before
+    if (after && after.at !== null && (at === null || at > after.at)) continue;
+    if (after && at === after.at && toSkip > 0) {
+      toSkip--;
+      continue;
+    }
+    if (lines.length === page.pageSize) return { deliveries: lines, nextCursor: cursorText(end) };
+    lines.push(summary);
+    end = at === end.at ? { at, skip: end.skip + 1 } : { at, skip: 1 };
+  }
+  return { deliveries: lines, nextCursor: null };
+}
+
+/** Where a page ended: the time its last line is placed by (null: a running delivery's, placed first), and how many lines placed then it and the pages before hold. */
+interface PageCursor {
+  at: number | null;
+  skip: number;
+}
+
+const cursorText = (c: PageCursor) => Buffer.from(JSON.stringify([c.at, c.skip])).toString('base64url');
+
+function cursorOf(text: string): PageCursor {
+  try {
+    const [at, skip] = JSON.parse(Buffer.from(text, 'base64url').toString()) as unknown[];
+    if ((at === null || Number.isFinite(at)) && Number.isInteger(skip) && (skip as number) >= 0)
+      return { at: at as number | null, skip: skip as number };
+  } catch {
+    // not ours: said below
+  }
+  throw new InvalidInputError([{ field: 'cursor', message: 'is not the nextCursor of a page of this listing' }], 'page');
+}
+
+/** The merged lines with the time each is placed by. */
+async function* mergedPlaced(
+  client: WorkflowClient,
+  taskQueue: string,
+  filter: DeliveryFilter,
+  deliveries: AsyncIterable<DeliverySummary>,
+  activities: ActivityClient,
+): AsyncGenerator<Placed> {
   const sources = [placed(deliveries), batchedLines(client, taskQueue, filter), firstAttemptLines(client, activities, taskQueue, filter)];
   try {
     const heads = await Promise.all(sources.map((s) => s.next()));
@@ -47,7 +115,7 @@ export async function* mergedListing(
         if (!head.done && (pick < 0 || head.value.at > (heads[pick]!.value as Placed).at)) pick = i;
       });
       if (pick < 0) return;
-      yield (heads[pick]!.value as Placed).summary;
+      yield heads[pick]!.value as Placed;
       heads[pick] = await sources[pick]!.next();
     }
   } finally {
@@ -153,9 +221,14 @@ async function batchRows(client: WorkflowClient, batch: WorkflowExecutionInfo, f
 
 /** A closed first attempt's message as a line: delivered at once, held, or cancelled; none once handed over (its delivery is listed). */
 async function firstAttemptRows(activities: ActivityClient, first: ActivityExecutionInfo, filter: DeliveryFilter): Promise<Placed[]> {
-  const found = await findFirstAttempt(activities, first.activityId);
+  // a process without the keys cannot read an encrypted first attempt's row, as it cannot a batch's
+  const found = await findFirstAttempt(activities, first.activityId).catch((err: unknown) => {
+    if (err instanceof ConfigError) return null;
+    throw err;
+  });
   const closedAt = first.closeTime?.getTime() ?? Date.now();
-  if (!found || (found.row && found.row.disposition !== 'delivered' && found.row.disposition !== 'held')) return [];
+  if (!found || (!found.row && !found.cancelled)) return [];
+  if (found.row && found.row.disposition !== 'delivered' && found.row.disposition !== 'held') return [];
   const at = found.row ? Date.parse(found.row.at) : closedAt;
   if (filter.until && at > filter.until.getTime()) return [];
   const { tenant, device } = idParts(first.activityId);

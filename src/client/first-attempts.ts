@@ -8,6 +8,7 @@ import {
 import { visibilityString, type DeliveryFilter } from '../delivery/filter';
 import type { DeliveryStatus } from '../delivery/types';
 import { FIRST_ATTEMPT_ACTIVITY } from '../starter/first-attempt';
+import { ConfigError } from '../config/errors';
 import { isEncryptedValue } from '../encryption/codec';
 import { DeliveryKind, Endpoint, type BatchResult, type BatchWorkflowInput, type MessageResult } from '../contract';
 import type { FoundBatched } from './batched';
@@ -52,10 +53,8 @@ export function closedFirstAttemptsQuery(taskQueue: string, filter: DeliveryFilt
   return clauses.join(' AND ');
 }
 
-/** The words a status uses for a single submit's first attempt. */
-export function firstAttemptWords(deliveryId: string): string {
-  return `its first attempt (standalone activity ${deliveryId})`;
-}
+/** The words a status uses for what makes a single submit's first attempt ("delivered at once in …"): its activity has the delivery's id. */
+export const FIRST_ATTEMPT_WORDS = 'a standalone activity';
 
 /** A single submit's first attempt by its delivery id; null when there is none (or it is gone past retention). */
 export async function findFirstAttempt(activities: ActivityClient, deliveryId: string): Promise<FoundBatched | null> {
@@ -75,8 +74,13 @@ export async function findFirstAttempt(activities: ActivityClient, deliveryId: s
       throw err;
     }
   };
-  const common = { deliveryId, batch: null, source: firstAttemptWords(deliveryId), settled, facts: await factsOf(description) };
-  if (description.status === 'COMPLETED') return { ...common, row: rowOf(await description.getResult<BatchResult>()) };
+  const common = { deliveryId, batch: null, source: FIRST_ATTEMPT_WORDS, settled, facts: await factsOf(description) };
+  if (description.status === 'COMPLETED') {
+    const result = await description.getResult<BatchResult | unknown>();
+    // only its result says where the message went: delivered at once, or held (handed over, its delivery would answer)
+    if (isEncryptedValue(result)) throw unreadable(deliveryId);
+    return { ...common, row: rowOf(result) };
+  }
   if (description.status === 'RUNNING' || description.status === 'PAUSED') {
     // its row, once made, is in its heartbeat (as a batch's activity saves its progress)
     const progress = await description.getHeartbeatDetails<Record<number, MessageResult> | unknown>();
@@ -85,6 +89,12 @@ export async function findFirstAttempt(activities: ActivityClient, deliveryId: s
   }
   // cancelled, or terminated: it ended without a row (a POST in flight then may have reached the endpoint)
   return { ...common, row: null, cancelled: true };
+}
+
+/** A first attempt stored encrypted, read by a process without the keys. */
+function unreadable(deliveryId: string): ConfigError {
+  const message = `is not set, and ${deliveryId} made its first attempt encrypted: without the keys its outcome cannot be read`;
+  return new ConfigError([{ variable: 'REDELIVER_ENCRYPTION_KEYS', message }]);
 }
 
 /** The message's row in a first attempt's result; null for an encrypted one a process without keys cannot read. */

@@ -21,7 +21,7 @@ import { DeliveryStarter, type SingleSubmit } from '../starter/delivery-starter'
 import { DeliveryHandle } from './delivery-handle';
 import { heldEnd } from './holds';
 import { DeliveryLists, type DeliveryPage, type DeliverySummary, type ListOptions, type PageRequest } from './lists';
-import { mergedListing } from './batched-lists';
+import { mergedListing, mergedPage } from './batched-lists';
 import { EndpointViews, type EndpointPage, type EndpointView } from './endpoints';
 import { Redrives, type DeadLetterFilter, type RedriveReport } from './redrive';
 import { secretTenantsFromEnvironment } from '../transports/secret-tenants';
@@ -249,11 +249,13 @@ export class Redeliver {
   }
 
   /**
-   * One page of `list`: at most `pageSize` deliveries, and the cursor of the next page (null after the last).
-   * For callers that page across requests (the HTTP API); the cursor is Temporal's page token.
+   * One page of `list`: at most `pageSize` lines, and the cursor of the next page (null after the last), for callers
+   * that page across requests (the HTTP API). Merged as `list` is (ListOptions.batched); with `batched: false`, the
+   * deliveries alone, the cursor Temporal's page token.
    */
-  listPage(filter: DeliveryFilter, page: PageRequest): Promise<DeliveryPage> {
-    return this.lists.listPage(filter, page);
+  listPage(filter: DeliveryFilter, page: PageRequest, options: ListOptions = {}): Promise<DeliveryPage> {
+    if (options.batched === false) return this.lists.listPage(filter, page);
+    return mergedPage(this.client.workflow, this.taskQueue, filter, (bounded) => this.lists.list(bounded), page);
   }
 
   /** How many deliveries match a filter. */

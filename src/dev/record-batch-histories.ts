@@ -2,15 +2,16 @@
  * The recorded histories of batches (`npm run record-histories` calls this; docs/batches.md): a batch whose messages
  * are all delivered at once; one where some fail their first attempt and are handed over to deliveries of their
  * own (and one of those deliveries, which starts from the batch's attempt: handed-over-first-attempt); and one
- * with an ordered message, queued on its key rather than attempted.
+ * with an ordered message, queued on its key rather than attempted. And a single submit whose first attempt (a
+ * standalone activity, a batch of one) failed: the delivery it was handed to (first-attempt-handed-over).
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Redeliver } from '../client/index';
+import { Redeliver } from '../client/index';
 import type { DeliveryInput } from '../delivery/types';
 import { historyFileText } from '../temporal/sdk-adapter';
 
-export const BATCH_SCENARIOS = ['batch-delivered', 'batch-handed-over', 'batch-ordered'] as const;
+export const BATCH_SCENARIOS = ['batch-delivered', 'batch-handed-over', 'batch-ordered', 'first-attempt-handed-over'] as const;
 
 const FAST = { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' } as const;
 
@@ -59,6 +60,15 @@ export async function recordBatchHistories(redeliver: Redeliver, endpointUrl: st
       await save(handedOver.deliveryId, 'deliveryWorkflow_batch-handed-over.json'),
     ];
     console.log(`batch-handed-over: ${outcomes.join(', ')} → ${files.join(', ')}`);
+  }
+
+  if (wanted('first-attempt-handed-over')) {
+    // a single submit's first attempt, a standalone activity (docs/batches.md, "A single submit"), fails: its delivery starts from it
+    const single = new Redeliver(redeliver.client, { taskQueue: redeliver.taskQueue, singleSubmit: 'standalone' });
+    const handle = await single.submit(message('first-attempt-handed-over', '/first-flaky?fail=1&status=503'));
+    const { outcome, attempts } = await handle.result();
+    const file = await save(handle.deliveryId, 'deliveryWorkflow_first-attempt-handed-over.json');
+    console.log(`first-attempt-handed-over: ${outcome} after ${attempts} attempt(s) → ${file}`);
   }
 
   if (wanted('batch-ordered')) {

@@ -137,11 +137,13 @@ async function main(): Promise<void> {
   // client both encrypt, and the replay tests need the same keys to read what is recorded
   const worker = await createWorker({ address: server.address, taskQueue: 'record-histories', allowAddresses: ['loopback'] });
   const running = runWorker(worker);
-  const connected = await Redeliver.connect({ address: server.address, taskQueue: 'record-histories' });
+  // the delivery scenarios record a delivery's workflow from its start (as an ordered message's, a redrive's, or any
+  // single submit's with REDELIVER_SINGLE_SUBMIT=workflow); the standalone first attempt's hand-over is a batch scenario
+  const connected = await Redeliver.connect({ address: server.address, taskQueue: 'record-histories', singleSubmit: 'workflow' });
   try {
     for (const scenario of SCENARIOS.filter((s) => only.length === 0 || only.includes(s.name))) {
       const redeliver = scenario.historyLimit
-        ? new Redeliver(connected.client, { taskQueue: 'record-histories', historyLimit: scenario.historyLimit })
+        ? new Redeliver(connected.client, { taskQueue: 'record-histories', historyLimit: scenario.historyLimit, singleSubmit: 'workflow' })
         : connected;
       await scenario.setup?.(redeliver, endpoint.url);
       const handle = await redeliver.submit({

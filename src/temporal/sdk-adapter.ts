@@ -72,6 +72,32 @@ export async function storedStartInput(
   return history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0] ?? undefined;
 }
 
+/**
+ * The first payload of an activity's input as Temporal stores it: a workflow's activity, that of its run's start (the
+ * workflow's input); a standalone activity (no workflow), its own.
+ */
+export async function storedActivityInput(
+  client: Pick<Client, 'workflowService'>,
+  info: {
+    inWorkflow: boolean;
+    namespace: string;
+    activityId: string;
+    activityRunId?: string;
+    workflowNamespace?: string;
+    workflowExecution?: { workflowId: string; runId?: string };
+  },
+): Promise<Payload | undefined> {
+  if (info.inWorkflow) return storedStartInput(client, info);
+  const { namespace, activityId, activityRunId: runId } = info;
+  const described = await client.workflowService.describeActivityExecution({
+    namespace,
+    activityId,
+    ...(runId && { runId }),
+    includeInput: true,
+  });
+  return described.input?.payloads?.[0] ?? undefined;
+}
+
 /** The first argument of a workflow run's start, decoded by the client's data converter (an EncryptedValue to a process without keys); undefined when it has none. */
 export async function startArgument<T>(client: WorkflowClient, workflowId: string, runId?: string): Promise<T | undefined> {
   const execution = { workflowId, ...(runId && { runId }) };

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { METADATA_ENCODING_KEY } from '@temporalio/common';
 import { AesGcmPayloadCodec, ENCRYPTED_ENCODING } from '../encryption/codec';
-import { storedStartInput } from '../temporal/sdk-adapter';
+import { storedActivityInput } from '../temporal/sdk-adapter';
 import type { AttemptFailureDetails } from '../contract';
 
 /** Why a worker with keys refused a delivery submitted without them, in the words its dead letter keeps. */
@@ -22,7 +22,8 @@ export type SubmissionCheck = () => Promise<AttemptFailureDetails | null>;
  * and credentials sit in Temporal's history in plain text, and the producer must hear of it. Only the
  * stored payload tells: the worker's codec passes plain payloads through (histories from before
  * encryption stay readable), so workflows and activities see the same values either way. The first
- * attempt therefore reads its run's start event as Temporal stores it, and a refusal is that attempt's
+ * attempt therefore reads its run's start event as Temporal stores it (a single submit's standalone first attempt,
+ * its own input), and a refusal is that attempt's
  * failure, `rejected` by the workflow: decided once and kept in the history, with no change to the
  * workflow's commands. Deliveries that had their first attempt before the keys came go on as they were.
  * None when the worker has no keys (its client encrypts nothing).
@@ -33,7 +34,7 @@ export function submissionCheck(client: Client | null): SubmissionCheck | undefi
     const { info } = Context.current();
     let input;
     try {
-      input = await storedStartInput(client, info);
+      input = await storedActivityInput(client, info);
     } catch (err) {
       // fail closed: nothing goes out until the check has been made (the retrying activity makes it again)
       const reason = `could not read how the delivery is stored, to check it was submitted encrypted (${(err as Error).message}); nothing was sent`;

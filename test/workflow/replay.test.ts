@@ -72,12 +72,14 @@ test('every recorded history replays on the current workflow code', async () => 
     expect(histories.map((h) => h.workflowId)).toContain(`${file}.json`);
   }
   // batches (docs/batches.md): all delivered at once, some handed over to deliveries that start from the batch's
-  // attempt (handed-over-first-attempt), an ordered message queued on its key
+  // attempt (handed-over-first-attempt), an ordered message queued on its key; a delivery handed a single submit's
+  // failed first attempt (a standalone activity, a batch of one)
   for (const file of [
     'batchWorkflow_delivered',
     'batchWorkflow_handed-over',
     'batchWorkflow_ordered',
     'deliveryWorkflow_batch-handed-over',
+    'deliveryWorkflow_first-attempt-handed-over',
   ]) {
     expect(histories.map((h) => h.workflowId)).toContain(`${file}.json`);
   }

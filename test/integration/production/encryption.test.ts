@@ -273,11 +273,13 @@ describe("what Temporal stores (a dev server's SQLite database)", () => {
   });
 
   /** Delivers one message carrying three secrets (body, credential header, token in the URL), after one failed attempt. */
-  async function deliverSecrets(keys?: typeof RING) {
+  async function deliverSecrets(keys?: typeof RING, singleSubmit: 'standalone' | 'workflow' = 'workflow') {
     const secrets = { body: `reading-${randomUUID()}`, header: `token-${randomUUID()}`, url: `urlkey-${randomUUID()}` };
     const h = await startHarness(server.address, keys ? { encryptionKeys: keys } : {});
     try {
-      const handle = await h.redeliver.submit({
+      // the workflow path: the failed first attempt is an activity of the delivery's history
+      const redeliver = new Redeliver(h.client, { taskQueue: h.taskQueue, singleSubmit });
+      const handle = await redeliver.submit({
         kind: 'event',
         tenant: 'acme',
         device: 'meter-7',
@@ -302,9 +304,15 @@ describe("what Temporal stores (a dev server's SQLite database)", () => {
         namespace: 'default',
         execution: { workflowId: handle.deliveryId },
       });
+      // a single submit's standalone first attempt, as the server returns it (none on the workflow path)
+      const firstAttempt = await h.client.workflowService
+        .describeActivityExecution({ namespace: 'default', activityId: handle.deliveryId, includeInput: true, includeOutcome: true })
+        .then((a) => JSON.stringify(a.toJSON()))
+        .catch(() => null);
       // a client with the keys reads everything back
       const status = await handle.status();
-      return { secrets, result, status, rawHistory: JSON.stringify(raw.toJSON()), rawDescription: JSON.stringify(described.toJSON()) };
+      const rawHistory = JSON.stringify(raw.toJSON());
+      return { secrets, result, status, rawHistory, rawDescription: JSON.stringify(described.toJSON()), firstAttempt };
     } finally {
       await h.stop();
     }
@@ -372,10 +380,20 @@ describe("what Temporal stores (a dev server's SQLite database)", () => {
     expect(result.reason).toContain('HTTP 202');
     expect(status).toMatchObject({ state: 'delivered', tenant: 'acme', device: 'meter-7' });
 
+    // a single submit's standalone first attempt (docs/batches.md, "A single submit"): its input encrypted too
+    const standalone = await deliverSecrets(RING, 'standalone');
+    expect(standalone.firstAttempt).not.toBeNull();
+    const stored = JSON.parse(standalone.firstAttempt!) as { input: { payloads: Payload[] } };
+    expect(Buffer.from(stored.input.payloads[0]!.metadata!.encoding as unknown as string, 'base64').toString()).toBe(ENCRYPTED_ENCODING);
+    for (const secret of Object.values(standalone.secrets)) {
+      for (const raw of [standalone.firstAttempt!, standalone.rawHistory, standalone.rawDescription])
+        expect(anywhere(raw, secret)).toBe(false);
+    }
+
     await server.stop(); // flushes SQLite
     const db = database();
     expect(db.length).toBeGreaterThan(10_000);
-    for (const secret of Object.values(secrets)) expect(db.includes(secret)).toBe(false);
+    for (const secret of [...Object.values(secrets), ...Object.values(standalone.secrets)]) expect(db.includes(secret)).toBe(false);
   });
 });
 
@@ -464,7 +482,7 @@ describe('encryption configured on one side only', () => {
   test('a worker without keys sends nothing of an encrypted delivery: its workflow task fails, naming the encoding', async () => {
     const keyless = await startHarness(testAddress());
     try {
-      const sealed = new Redeliver(keyed.client, { taskQueue: keyless.taskQueue });
+      const sealed = new Redeliver(keyed.client, { taskQueue: keyless.taskQueue, singleSubmit: 'workflow' });
       const handle = await sealed.submit({
         kind: 'event',
         tenant: 'acme',
@@ -482,14 +500,35 @@ describe('encryption configured on one side only', () => {
       expect(failed).toContain('Unknown encoding: binary/encrypted');
       expect(endpoint.received.filter((r) => r.path === '/sealed')).toEqual([]);
       await handle.workflow.terminate('test over');
+      // a single submit's standalone first attempt: its activity task fails the same way, retried, nothing sent
+      const first = await new Redeliver(keyed.client, { taskQueue: keyless.taskQueue }).submit({
+        kind: 'event',
+        tenant: 'acme',
+        device: 'sealed-0',
+        payload: { n: 2 },
+        target: `${endpoint.url}/sealed`,
+      });
+      const activity = keyed.client.activity.getHandle(first.deliveryId);
+      const lastFailure = await waitFor(
+        async () => String(await (await activity.describe({ includeLastFailure: true })).getLastFailure()),
+        (message) => message !== 'undefined',
+        15_000,
+        'a failed first attempt',
+      );
+      expect(lastFailure).toContain('Unknown encoding: binary/encrypted');
+      expect(endpoint.received.filter((r) => r.path === '/sealed')).toEqual([]);
+      await activity.terminate('test over');
     } finally {
       await keyless.stop();
     }
   });
 
   test('`list`, `status` and `dead-letters` without keys show what the search attributes say, the rest marked encrypted', async () => {
+    // the deliveries' own workflows, whose search attributes a process without keys reads (a single submit's
+    // standalone first attempt without them: below)
+    const viaWorkflow = new Redeliver(keyed.client, { taskQueue: keyed.taskQueue, singleSubmit: 'workflow' });
     const submit = (device: string, target: string) =>
-      keyed.redeliver.submit({
+      viaWorkflow.submit({
         kind: 'event',
         tenant: 'sealed',
         device,
@@ -567,6 +606,18 @@ describe('encryption configured on one side only', () => {
       expect(show.stdout).toMatch(new RegExp(`^${rejected.deliveryId}: rejected after 1 attempt`));
       expect(show.stdout).toMatch(/encrypted with key k2.*REDELIVER_ENCRYPTION_KEYS/);
       expect(show.stdout).not.toContain('hush-hush');
+      // a single submit delivered at once by its standalone first attempt: only its encrypted result says so
+      const single = await keyed.redeliver.submit({
+        kind: 'event',
+        tenant: 'sealed-single',
+        device: 's',
+        payload: { n: 1 },
+        target: `${endpoint.url}/ok`,
+      });
+      await single.result();
+      const unread = await runCli(['status', single.deliveryId, ...conn()], keylessEnv);
+      expect(unread.code).not.toBe(0);
+      expect(unread.stderr).toMatch(/REDELIVER_ENCRYPTION_KEYS: is not set, and .* made its first attempt encrypted/);
     } finally {
       await waiting.cancel();
     }
