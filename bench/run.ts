@@ -259,7 +259,7 @@ export function report(r: Results): string {
   if (r.throughput) {
     parts.push('', '## 1. Throughput: first-attempt success to a local sink', '');
     const baseline = (n: number) => r.throughput!.find((t) => t.deliveries === n && t.system === 'baseline')!;
-    const order = ['redeliver', 'redeliver-workflow', 'baseline'];
+    const order = ['redeliver-standalone', 'redeliver', 'baseline'];
     const rows = [...r.throughput].sort((a, b) => a.deliveries - b.deliveries || order.indexOf(a.system) - order.indexOf(b.system));
     parts.push(
       table(
@@ -297,7 +297,7 @@ export function report(r: Results): string {
         }),
       ),
       '',
-      "Every delivery is one `submit` (64 in flight) of a message its first attempt delivers. redeliver: a single submit as made by default, its first attempt a standalone activity (docs/batches.md, \"A single submit\"): delivered at once, no workflow is started, and the run ends when visibility counts every first attempt completed. redeliver-workflow: the same submits with `REDELIVER_SINGLE_SUBMIT=workflow`, each a delivery's workflow from the start (this section's redeliver row before the standalone first attempt). Baseline: the simplest workflow calling one activity that makes the same POST. CPU: the worker process's, and the dev server's while each system ran (on this shared machine the rates follow whatever CPU the other sessions leave; the CPU per delivery is the steadier figure). Events and workflow tasks: per delivery, the mean over 10 histories spread across the run. The order of the systems rotates from one size to the next.",
+      "Every delivery is one `submit` (64 in flight) of a message its first attempt delivers. redeliver: a single submit as made by default, a delivery's workflow from the start. redeliver-standalone: the same submits with `REDELIVER_SINGLE_SUBMIT=standalone`, the first attempt a standalone activity (docs/batches.md, \"A single submit\"): delivered at once, no workflow is started, and the run ends when visibility counts every first attempt completed. Baseline: the simplest workflow calling one activity that makes the same POST. CPU: the worker process's, and the dev server's while each system ran (on this shared machine the rates follow whatever CPU the other sessions leave; the CPU per delivery is the steadier figure). Events and workflow tasks: per delivery, the mean over 10 histories spread across the run. The order of the systems rotates from one size to the next.",
     );
   }
   if (r.retryCost) {

@@ -6,11 +6,11 @@ import { pool, round, mb, startWorkerProcess, waitForCount, type BenchServer } f
 
 export interface ThroughputRow {
   /**
-   * `redeliver`: a single submit as it is made by default, its first attempt a standalone activity (docs/batches.md,
-   * "A single submit"); `redeliver-workflow`: with REDELIVER_SINGLE_SUBMIT=workflow, a delivery's workflow from the
-   * start (this section's redeliver row before the standalone first attempt); `baseline`: one workflow, one activity.
+   * `redeliver`: a single submit as made by default, a delivery's workflow from the start; `redeliver-standalone`: with
+   * REDELIVER_SINGLE_SUBMIT=standalone, its first attempt a standalone activity (docs/batches.md, "A single submit");
+   * `baseline`: one workflow, one activity.
    */
-  system: 'redeliver' | 'redeliver-workflow' | 'baseline';
+  system: 'redeliver' | 'redeliver-standalone' | 'baseline';
   deliveries: number;
   seconds: number;
   perSecond: number;
@@ -40,7 +40,7 @@ const SAMPLED_HISTORIES = 10;
 export async function throughput(bench: BenchServer, sink: FlakyEndpoint, sizes: number[]): Promise<ThroughputRow[]> {
   const rows: ThroughputRow[] = [];
   for (const [i, n] of sizes.entries()) {
-    const systems: System[] = ['baseline', 'redeliver', 'redeliver-workflow'];
+    const systems: System[] = ['baseline', 'redeliver-standalone', 'redeliver'];
     // each size starts with the next system, so that none always runs on the largest database
     const order = systems.map((_, k) => systems[(k + i) % systems.length]!);
     for (const system of order) rows.push(await deliverAtOnce(bench, sink, system, n));
@@ -56,7 +56,7 @@ async function deliverAtOnce(bench: BenchServer, sink: FlakyEndpoint, system: Sy
   const serverBefore = bench.serverCpuMs();
   const started = Date.now();
   const ids = Array.from({ length: n }, (_, i) => `m${i}`);
-  const redeliver = new Redeliver(bench.client, { taskQueue, singleSubmit: system === 'redeliver' ? 'standalone' : 'workflow' });
+  const redeliver = new Redeliver(bench.client, { taskQueue, singleSubmit: system === 'redeliver-standalone' ? 'standalone' : 'workflow' });
   const workflowIds = await pool(ids, 64, async (id) => {
     if (system !== 'baseline') {
       const handle = await redeliver.submit({
@@ -76,7 +76,7 @@ async function deliverAtOnce(bench: BenchServer, sink: FlakyEndpoint, system: Sy
   const completed = `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'`;
   // a standalone first attempt delivered at once is a completed activity, no workflow
   const finished =
-    system === 'redeliver'
+    system === 'redeliver-standalone'
       ? await waitForCount(bench.client, completed, n, 30 * 60_000, (query) => bench.client.activity.count(query))
       : await waitForCount(bench.client, completed, n, 30 * 60_000);
   const serverCpuMs = bench.serverCpuMs() - serverBefore;

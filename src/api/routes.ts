@@ -122,7 +122,7 @@ async function visibleEndpoints(key: ApiKey, api: ApiContext, views: EndpointVie
   const tenant = [...key.tenants];
   const mine = await Promise.all(
     views.map(async (view) => {
-      const used = await api.redeliver.count({ endpoint: view.endpoint, tenant });
+      const used = await api.redeliver.sendsTo(view.endpoint, tenant);
       return used ? { ...view, waiting: await api.redeliver.count({ endpoint: view.endpoint, tenant, state: [...OPEN_STATES] }) } : null;
     }),
   );
@@ -179,7 +179,7 @@ const control = (name: 'retry-now' | 'pause' | 'resume' | 'cancel', summary: str
 /** An endpoint the key may see: any for a `*` key, else one its tenants send to; 404 for any other. */
 async function readableEndpoint(key: ApiKey, api: ApiContext, endpoint: string): Promise<EndpointHandle> {
   const handle = api.redeliver.endpoint(endpoint);
-  if (key.tenants !== ALL_TENANTS && !(await api.redeliver.count({ endpoint: handle.endpoint, tenant: [...key.tenants] })))
+  if (key.tenants !== ALL_TENANTS && !(await api.redeliver.sendsTo(handle.endpoint, [...key.tenants])))
     throw new HttpProblem(404, `no delivery of this key's tenants goes to ${handle.endpoint}`);
   return handle;
 }

@@ -38,12 +38,13 @@ export function activityClientOf(client: WorkflowClient): ActivityClient {
  * into the UI's Standalone Activities page.
  */
 export function closedFirstAttemptsQuery(taskQueue: string, filter: DeliveryFilter): string {
+  return firstAttemptsQuery(taskQueue, filter, `ExecutionStatus IN ('Completed', 'Canceled', 'Terminated')`);
+}
+
+/** The first attempts of a task queue's single submits matching a filter's message fields and time window, running or closed. */
+export function firstAttemptsQuery(taskQueue: string, filter: DeliveryFilter, ...more: string[]): string {
   const tenants = filter.tenant === undefined ? [] : [filter.tenant].flat();
-  const clauses = [
-    `ActivityType = ${visibilityString(FIRST_ATTEMPT_ACTIVITY)}`,
-    `TaskQueue = ${visibilityString(taskQueue)}`,
-    `ExecutionStatus IN ('Completed', 'Canceled', 'Terminated')`,
-  ];
+  const clauses = [`ActivityType = ${visibilityString(FIRST_ATTEMPT_ACTIVITY)}`, `TaskQueue = ${visibilityString(taskQueue)}`, ...more];
   if (tenants.length) clauses.push(`Tenant IN (${tenants.map(visibilityString).join(', ')})`);
   if (filter.device) clauses.push(`Device = ${visibilityString(filter.device)}`);
   if (filter.kind) clauses.push(`DeliveryKind = ${visibilityString(filter.kind)}`);

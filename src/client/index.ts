@@ -22,6 +22,7 @@ import { DeliveryHandle } from './delivery-handle';
 import { heldEnd } from './holds';
 import { DeliveryLists, type DeliveryPage, type DeliverySummary, type ListOptions, type PageRequest } from './lists';
 import { mergedListing, mergedPage } from './batched-lists';
+import { firstAttemptsQuery } from './first-attempts';
 import { EndpointViews, type EndpointPage, type EndpointView } from './endpoints';
 import { Redrives, type DeadLetterFilter, type RedriveReport } from './redrive';
 import { secretTenantsFromEnvironment } from '../transports/secret-tenants';
@@ -54,9 +55,9 @@ export interface RedeliverOptions extends ValidateOptions {
    */
   messageIndex?: boolean;
   /**
-   * How a single submit makes its first attempt (docs/batches.md, "A single submit"): `standalone`, a standalone
-   * activity where the server runs them (no workflow unless it is not delivered at once); `workflow`, its delivery's
-   * workflow from the start. Default $REDELIVER_SINGLE_SUBMIT (Redeliver.connect), else `standalone`.
+   * How a single submit makes its first attempt (docs/batches.md, "A single submit"): `workflow`, its delivery's
+   * workflow from the start; `standalone`, a standalone activity where the server runs them (no workflow unless it
+   * is not delivered at once). Default $REDELIVER_SINGLE_SUBMIT (Redeliver.connect), else `workflow`.
    */
   singleSubmit?: SingleSubmit;
 }
@@ -258,9 +259,16 @@ export class Redeliver {
     return mergedPage(this.client.workflow, this.taskQueue, filter, (bounded) => this.lists.list(bounded), page);
   }
 
-  /** How many deliveries match a filter. */
+  /** How many deliveries match a filter (workflows of their own: not the messages of batches or of first attempts delivered at once). */
   count(filter: DeliveryFilter = {}): Promise<number> {
     return this.lists.count(filter);
+  }
+
+  /** Whether any message of these tenants goes to an endpoint: a delivery of its own, or a single submit's first attempt. */
+  async sendsTo(endpoint: string, tenant: string[]): Promise<boolean> {
+    if (await this.count({ endpoint, tenant })) return true;
+    const { count } = await this.client.activity.count(firstAttemptsQuery(this.taskQueue, { endpoint, tenant }));
+    return count > 0;
   }
 
   /** One endpoint's controls: its own limits (docs/endpoint-health.md, "Limits"), as every worker applies them. */

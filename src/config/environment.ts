@@ -86,8 +86,8 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     name: 'REDELIVER_SINGLE_SUBMIT',
     readBy: ['client'],
     meaning:
-      'how a single submit makes its first attempt: a standalone activity, no workflow unless it is not delivered at once (`standalone`, where the server runs them), or its delivery\'s workflow (`workflow`) (docs/batches.md, "A single submit")',
-    default: '`standalone`',
+      'how a single submit makes its first attempt: its delivery\'s workflow (`workflow`), or a standalone activity that starts no workflow unless the message is not delivered at once (`standalone`, where the server runs them; docs/batches.md, "A single submit")',
+    default: '`workflow`',
   },
   {
     name: 'REDELIVER_ENCRYPTION_KEYS',

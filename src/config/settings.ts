@@ -187,7 +187,7 @@ export function readClientSettings(reader: EnvReader): ClientSettings {
   // any exporter but none: the application registered a tracer provider (a worker checks it is one of TRACES_EXPORTERS)
   const exporter = reader.string('OTEL_TRACES_EXPORTER');
   const tracing = exporter !== undefined && exporter !== 'none';
-  const singleSubmit = reader.oneOf('REDELIVER_SINGLE_SUBMIT', ['standalone', 'workflow'], 'standalone');
+  const singleSubmit = reader.oneOf('REDELIVER_SINGLE_SUBMIT', ['standalone', 'workflow'], 'workflow');
   return { temporal, taskQueue, ...(encryptionKeys && { encryptionKeys }), tracing, singleSubmit };
 }
 

@@ -42,8 +42,8 @@ export class DeliveryStarter {
     private readonly historyLimit?: number,
     /** The client's own, when it has one: concurrent submits on a key share its round trips. */
     readonly ordering: OrderingKeys = new OrderingKeys(client, taskQueue),
-    /** How a single submit makes its first attempt (docs/batches.md, "A single submit"). Default `standalone`. */
-    private readonly singleSubmit: SingleSubmit = 'standalone',
+    /** How a single submit makes its first attempt (docs/batches.md, "A single submit"). Default `workflow`. */
+    private readonly singleSubmit: SingleSubmit = 'workflow',
   ) {}
 
   /** Starts the delivery's workflow (REJECT_DUPLICATE unless told); one of that id running or kept: `created` false. */

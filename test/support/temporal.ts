@@ -66,6 +66,8 @@ export interface HarnessOptions {
   outageHold?: boolean;
   /** How long the worker uses its copy of an endpoint's control, and the client's control changes wait for. Default: production's (2 s). */
   controlTtlMs?: number;
+  /** How the harness's Redeliver makes a single submit's first attempt (docs/batches.md, "A single submit"). Default `workflow`, as production's. */
+  singleSubmit?: 'standalone' | 'workflow';
 }
 
 /**
@@ -85,7 +87,11 @@ export async function startHarness(address = testAddress(), options: HarnessOpti
   return {
     taskQueue,
     client,
-    redeliver: new Redeliver(client, { taskQueue, ...(options.controlTtlMs !== undefined && { controlTtlMs: options.controlTtlMs }) }),
+    redeliver: new Redeliver(client, {
+      taskQueue,
+      singleSubmit: options.singleSubmit ?? 'workflow',
+      ...(options.controlTtlMs !== undefined && { controlTtlMs: options.controlTtlMs }),
+    }),
     worker,
     mqtt,
     reporter,

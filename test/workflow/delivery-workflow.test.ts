@@ -32,7 +32,8 @@ type Handle = WorkflowHandle<typeof deliveryWorkflow>;
 async function submit(script: DeliveryScript, input: Partial<DeliveryInput> = {}, options: RedeliverOptions = {}) {
   const messageId = randomUUID();
   const calls = stubs.script(messageId, script);
-  const redeliver = new Redeliver(w.client, { taskQueue: w.taskQueue, ...options });
+  // the workflow's own tests: its delivery starts from the submit (no standalone first attempt)
+  const redeliver = new Redeliver(w.client, { taskQueue: w.taskQueue, singleSubmit: 'workflow', ...options });
   const submitted = await redeliver.submit({
     kind: 'event',
     tenant: 'acme',

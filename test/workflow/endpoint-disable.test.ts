@@ -24,7 +24,7 @@ const w = useStubbedWorker(
 );
 
 test('disable answers at once while its event waits for the announcing activity; the event goes once, after', async () => {
-  const redeliver = new Redeliver(w.client, { taskQueue: w.taskQueue });
+  const redeliver = new Redeliver(w.client, { taskQueue: w.taskQueue, singleSubmit: 'workflow' });
   const endpoint = redeliver.endpoint(`https://disabled-${randomUUID().slice(0, 8)}.example.com/in`);
   const control = await endpoint.disable('retired');
   expect(control.mode).toMatchObject({ state: 'disabled', reason: 'retired' });

@@ -17,7 +17,8 @@ import { useHarnessAndReceiver } from '../../support/setup';
 import { testAddress } from '../../support/temporal';
 import { waitFor } from '../../support/wait';
 
-const env = useHarnessAndReceiver();
+// a single submit as production makes it: its first attempt a standalone activity (docs/batches.md, "A single submit")
+const env = useHarnessAndReceiver({ singleSubmit: 'standalone' });
 // a tenant of its own: the index is looked up per tenant
 const TENANT = `find-${randomUUID().slice(0, 8)}`;
 const KEY = `key-${randomUUID()}`;

@@ -139,7 +139,7 @@ test('each refusal has a kind a caller can branch on, and is a RedeliverError', 
 });
 
 test('a long delivery continues as new, carrying its attempts, first attempt time and last error', async () => {
-  const redeliver = new Redeliver(env.h.client, { taskQueue: env.h.taskQueue, historyLimit: 20 });
+  const redeliver = new Redeliver(env.h.client, { taskQueue: env.h.taskQueue, historyLimit: 20, singleSubmit: 'workflow' });
   // the error class changes on every attempt (server, throttled): each change wakes the workflow, whose history grows
   const input = delivery('/long?fail=6&status=502,429', { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' });
   const handle = await redeliver.submit(input);
@@ -263,8 +263,9 @@ test('a cancel that comes while an attempt is in flight: the attempt ends it del
 });
 
 test('cancel with no worker to take it up answers within its wait, saying the cancel is requested', async () => {
-  // a task queue no worker polls: the delivery never ends, and cancel() must not wait for it forever
-  const idle = new Redeliver(env.h.client, { taskQueue: `nobody-${randomUUID()}` });
+  // a task queue no worker polls: the delivery never ends, and cancel() must not wait for it forever (a standalone
+  // first attempt not yet taken is cancelled by the server at once: single-submit.test.ts)
+  const idle = new Redeliver(env.h.client, { taskQueue: `nobody-${randomUUID()}`, singleSubmit: 'workflow' });
   const handle = await idle.submit(delivery('/never', undefined));
   const asked = Date.now();
   const status = await handle.cancel({ waitMs: 1_500 });

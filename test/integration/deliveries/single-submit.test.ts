@@ -18,7 +18,7 @@ import { testAddress } from '../../support/temporal';
 import { waitFor } from '../../support/wait';
 
 // outage holds off: the failing first attempt below must become a delivery of its own, not wait with others
-const env = useHarnessAndReceiver({ outageHold: false });
+const env = useHarnessAndReceiver({ outageHold: false, singleSubmit: 'standalone' });
 const TENANT = `single-${randomUUID().slice(0, 8)}`;
 const KEY = `key-${randomUUID()}`;
 let api: TestApi;
@@ -88,6 +88,14 @@ test('delivered at once: no workflow, found by its id through client, API and CL
   await expect(env.h.redeliver.submit({ ...m, payload: { other: true } })).rejects.toMatchObject({
     problems: [expect.objectContaining({ field: 'messageId' })],
   });
+  // the endpoint it went to is one the tenant's key may read, though no delivery of its own went there
+  const endpoint = new URL(env.receiver.url).host;
+  await waitFor(
+    () => api.call('GET', `/v1/endpoints/${encodeURIComponent(endpoint)}`, KEY),
+    (r) => r.status === 200,
+    10_000,
+    'the endpoint readable by the tenant',
+  );
   // a control of a delivery that has ended is refused as such
   await expect(env.h.redeliver.getHandle(idOf(m)).pause()).rejects.toMatchObject({ kind: 'Ended' });
 });
@@ -123,7 +131,7 @@ test('not delivered at once: handed to a delivery of its own carrying the first 
 
 test('a cancel before the first attempt went out stops it: cancelled, nothing sent, and a resubmit does not start it again', async () => {
   // a task queue no worker polls: the first attempt waits to be taken
-  const idle = new Redeliver(env.h.client, { taskQueue: `idle-${randomUUID().slice(0, 8)}` });
+  const idle = new Redeliver(env.h.client, { taskQueue: `idle-${randomUUID().slice(0, 8)}`, singleSubmit: 'standalone' });
   const m = event('/ok');
   const handle = await idle.submit(m);
   expect(handle.created).toBe(true);
@@ -138,7 +146,46 @@ test('a cancel before the first attempt went out stops it: cancelled, nothing se
   expect(env.receiver.of(m.messageId!)).toHaveLength(0);
 });
 
-test('REDELIVER_SINGLE_SUBMIT=workflow: the first attempt is made by the delivery’s workflow, as before', async () => {
+test('REDELIVER_SINGLE_SUBMIT=standalone: `redeliver submit` makes its first attempt so, and `status` finds it', async () => {
+  const m = event('/ok');
+  const run = await runCli(
+    [
+      'submit',
+      '--tenant',
+      TENANT,
+      '--device',
+      m.device,
+      '--id',
+      m.messageId!,
+      '--kind',
+      'event',
+      '--target',
+      `${env.receiver.url}/ok`,
+      '--data',
+      '{"cli":1}',
+      '--json',
+      '--address',
+      testAddress(),
+      '--task-queue',
+      env.h.taskQueue,
+    ],
+    { REDELIVER_SINGLE_SUBMIT: 'standalone' },
+  );
+  expect(run.stderr).toBe('');
+  expect(JSON.parse(run.stdout)).toMatchObject({ deliveryId: idOf(m), created: true });
+  expect(await env.h.client.activity.getHandle(idOf(m)).result()).toMatchObject({ delivered: 1 });
+  expect(JSON.parse(await cli(['status', idOf(m), '--json']))).toMatchObject({ state: 'delivered', attempts: 1 });
+  const bad = await runCli(
+    ['submit', '--tenant', TENANT, '--device', 'd', '--kind', 'event', '--target', `${env.receiver.url}/ok`, '--address', testAddress()],
+    {
+      REDELIVER_SINGLE_SUBMIT: 'activity',
+    },
+  );
+  expect(bad.code).not.toBe(0);
+  expect(bad.stderr).toContain('REDELIVER_SINGLE_SUBMIT');
+});
+
+test('REDELIVER_SINGLE_SUBMIT=workflow (the default): the first attempt is made by the delivery’s workflow, as before', async () => {
   const viaWorkflow = new Redeliver(env.h.client, { taskQueue: env.h.taskQueue, singleSubmit: 'workflow' });
   const m = event('/ok');
   expect(await (await viaWorkflow.submit(m)).result()).toMatchObject({ outcome: 'delivered', attempts: 1 });

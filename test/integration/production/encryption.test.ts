@@ -524,11 +524,8 @@ describe('encryption configured on one side only', () => {
   });
 
   test('`list`, `status` and `dead-letters` without keys show what the search attributes say, the rest marked encrypted', async () => {
-    // the deliveries' own workflows, whose search attributes a process without keys reads (a single submit's
-    // standalone first attempt without them: below)
-    const viaWorkflow = new Redeliver(keyed.client, { taskQueue: keyed.taskQueue, singleSubmit: 'workflow' });
     const submit = (device: string, target: string) =>
-      viaWorkflow.submit({
+      keyed.redeliver.submit({
         kind: 'event',
         tenant: 'sealed',
         device,
@@ -607,7 +604,8 @@ describe('encryption configured on one side only', () => {
       expect(show.stdout).toMatch(/encrypted with key k2.*REDELIVER_ENCRYPTION_KEYS/);
       expect(show.stdout).not.toContain('hush-hush');
       // a single submit delivered at once by its standalone first attempt: only its encrypted result says so
-      const single = await keyed.redeliver.submit({
+      const standalone = new Redeliver(keyed.client, { taskQueue: keyed.taskQueue, singleSubmit: 'standalone' });
+      const single = await standalone.submit({
         kind: 'event',
         tenant: 'sealed-single',
         device: 's',
