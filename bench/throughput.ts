@@ -83,7 +83,10 @@ async function deliverAtOnce(bench: BenchServer, sink: FlakyEndpoint, system: Sy
   const after = await worker.stats();
   await worker.stop();
   const seconds = (finished - started) / 1000;
-  const workflows = (await bench.client.workflow.count(`TaskQueue = '${taskQueue}'`)).count;
+  // the messages' own workflows (the endpoint's workflow, which every worker reports to, is not one)
+  const workflows = (
+    await bench.client.workflow.count(`TaskQueue = '${taskQueue}' AND WorkflowType IN ('deliveryWorkflow', 'bareDelivery')`)
+  ).count;
   const costs =
     workflows === 0 ? { historyEventsPerDelivery: 0, workflowTasksPerDelivery: 0 } : await historyCosts(bench.client, workflowIds);
   console.log(
