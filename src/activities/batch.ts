@@ -14,7 +14,7 @@ import type { Delivery } from '../delivery/types';
 import { mostUrgent } from '../endpoints/priority';
 import { savedHeartbeat } from '../temporal/sdk-adapter';
 import { planSends, sendPlanned, type PlannedSend } from './batch-requests';
-import { activityClock, type AttemptResult, type RequestAttempt } from './deliver';
+import { activityClock, lostAttempt, type AttemptResult, type RequestAttempt } from './deliver';
 import type { EndpointAdmission } from '../worker-services/admission';
 import { SendLanes } from '../worker-services/send-lanes';
 import { forEachBoundedByKey } from '../concurrency/pool';
@@ -52,8 +52,12 @@ export interface BatchDeps {
   holdsOutages?: (endpoint: string) => Promise<boolean>;
 }
 
-/** What a batch's activity heartbeats: the messages done so far, by index, so that a retry of it skips them. */
-type BatchProgress = Record<number, MessageResult>;
+/**
+ * What a batch's activity heartbeats: the messages done so far, by index, so that a retry of it skips them; a single
+ * submit's first attempt (a batch of one, no workflow) also when its attempt went out (`sentAt`, epoch ms), so that
+ * a run after a lost worker counts that attempt lost instead of sending it again under the same number.
+ */
+type BatchProgress = Record<number, MessageResult> & { sentAt?: number };
 
 /**
  * A batch's first attempts (batchWorkflow): every message sent once, concurrently but at most
@@ -76,6 +80,7 @@ export function createBatchActivities(deps: BatchDeps) {
     // every attempt in flight listens for the activity's cancellation
     setMaxListeners(BATCH_CONCURRENCY + 16, context.cancellationSignal);
     const done: BatchProgress = { ...(savedHeartbeat<BatchProgress>(context.info) ?? {}) };
+    const single = !context.info.inWorkflow && input.deliveries.length === 1;
     const starter = deps.client && new DeliveryStarter(deps.client, context.info.taskQueue, input.historyLimit);
     const handOver = handOverTo(starter, input);
     const outages = deps.pacer ? new Outages(deps.pacer, intakeFor(context.info.taskQueue), input, deps.holdsOutages) : null;
@@ -135,6 +140,8 @@ export function createBatchActivities(deps: BatchDeps) {
             const release = await deps.admission?.enter(endpoint, entryOf(planned, input.deliveries, context.cancellationSignal));
             if (release && 'held' in release) return release;
             startedAt = clock(); // the attempt starts when it has a lane and its room, not while it waits for them
+            // a single submit's attempt is saved as sent before it goes (its first heartbeat goes at once)
+            if (single) context.heartbeat({ ...done, sentAt: startedAt });
             try {
               return await sendPlanned(deps, input.deliveries, planned, clock);
             } finally {
@@ -154,8 +161,15 @@ export function createBatchActivities(deps: BatchDeps) {
       const ordered = refused ? [] : input.deliveries.flatMap((d, i) => (d.orderingKey !== undefined && !done[i] ? [i] : []));
       await runBounded(ordered, queue, () => 'ordered');
       await startedOnKeys(starter, input, done);
+      // a single submit's attempt that went out on a run lost with its worker: counted, and not sent again (it may
+      // wait for the end of the sends as a lone failure: there are none)
+      const lost = single && done.sentAt !== undefined && !done[0];
+      if (lost) {
+        const at = activityClock()();
+        await record(0, lostAttempt(at - done.sentAt!), done.sentAt!, at);
+      }
       // what a retry of the activity finds done is not sent again
-      const sends = planSends(input.deliveries, (i) => !done[i]);
+      const sends = lost ? [] : planSends(input.deliveries, (i) => !done[i]);
       await runBounded(sends, send, (planned) => input.deliveries[planned.indexes[0]!]!.endpoint);
       // the failures that looked lone: held if their endpoint fails alike by now, else each its own delivery
       await runBounded(

@@ -85,7 +85,8 @@ export async function findFirstAttempt(activities: ActivityClient, deliveryId: s
   if (description.status === 'RUNNING' || description.status === 'PAUSED') {
     // its row, once made, is in its heartbeat (as a batch's activity saves its progress)
     const progress = await description.getHeartbeatDetails<Record<number, MessageResult> | unknown>();
-    const row = isEncryptedValue(progress) ? null : (Object.values(progress ?? {})[0] as MessageResult | undefined);
+    const saved = isEncryptedValue(progress) ? {} : ((progress ?? {}) as Record<number, MessageResult>);
+    const row = saved[0];
     return { ...common, row: row ?? null };
   }
   // cancelled, or terminated: it ended without a row (a POST in flight then may have reached the endpoint)
