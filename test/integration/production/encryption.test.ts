@@ -501,7 +501,7 @@ describe('encryption configured on one side only', () => {
       expect(endpoint.received.filter((r) => r.path === '/sealed')).toEqual([]);
       await handle.workflow.terminate('test over');
       // a single submit's standalone first attempt: its activity task fails the same way, retried, nothing sent
-      const first = await new Redeliver(keyed.client, { taskQueue: keyless.taskQueue }).submit({
+      const first = await new Redeliver(keyed.client, { taskQueue: keyless.taskQueue, singleSubmit: 'standalone' }).submit({
         kind: 'event',
         tenant: 'acme',
         device: 'sealed-0',
