@@ -93,6 +93,7 @@ function operation(components: Components, route: Route) {
       [route.success.status]: {
         description: route.success.description,
         content: { 'application/json': { schema: components.add(route.success.schema) } },
+        ...(route.links && { links: route.links }),
       },
       ...Object.fromEntries(
         errors.map((status) => [

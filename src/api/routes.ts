@@ -53,6 +53,12 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
   /** The body is checked by the handler, with the client API's whole validation (every problem, not only the shape). */
   bodyCheckedByHandler?: true;
   success: { status: 200 | 202; description: string; schema: z.ZodType<R> };
+  /**
+   * OpenAPI links from the success answer to the operations that take what it names (a client or a stateful fuzzer
+   * chains a submit to the reads and controls of what it created): by link name, the operation and where each of its
+   * parameters comes from (a runtime expression, `$response.body#/deliveryId`).
+   */
+  links?: Record<string, { operationId: string; parameters: Record<string, string> }>;
   /** Error statuses this route answers besides those every route may (401, 403, 429, 503) and its body's and path's (413, 415, 414: openApiDocument). */
   errors: readonly number[];
   /** A curl command for the API reference (docs/http-api.md). */
@@ -64,6 +70,20 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
 const route = <P, Q, B, R>(r: Route<P, Q, B, R>): Route => r as unknown as Route;
 
 const CURL = 'curl -s -H "Authorization: Bearer $KEY"';
+
+/** The links to a delivery's read and controls, its id taken from where an answer holds it. */
+const deliveryLinks = (from: string, ops: readonly string[]) =>
+  Object.fromEntries(ops.map((operationId) => [operationId, { operationId, parameters: { deliveryId: from } }]));
+const DELIVERY_OPS = ['getDelivery', 'retryNowDelivery', 'pauseDelivery', 'resumeDelivery', 'cancelDelivery'] as const;
+const DEAD_LETTER_OPS = ['getDeadLetter', 'redrive'] as const;
+/** The links to an endpoint's read, settings and modes. */
+const endpointLinks = (from: string) =>
+  Object.fromEntries(
+    ['getEndpoint', 'setEndpoint', 'pauseEndpoint', 'resumeEndpoint', 'disableEndpoint', 'enableEndpoint'].map((operationId) => [
+      operationId,
+      { operationId, parameters: { endpoint: from } },
+    ]),
+  );
 const ID = 'delivery%2Facme%2Fsensor-1%2Fmsg-42';
 
 /** A delivery of one of the key's tenants, by id; 404 for any other (another tenant's is not told apart from none). */
@@ -246,6 +266,7 @@ const ENDPOINT_ROUTES = [
     role: 'read',
     params: s.endpointParams,
     success: { status: 200, description: 'its control', schema: s.endpointControlSchema },
+    links: endpointLinks('$response.body#/endpoint'),
     errors: [400, 404],
     example: `${CURL} ${ENDPOINT_EXAMPLE}`,
     handle: async ({ params, key, api }) => {
@@ -319,6 +340,8 @@ export const ROUTES: readonly Route[] = [
     body: s.submitBody,
     bodyCheckedByHandler: true,
     success: { status: 202, description: 'accepted: durably started', schema: s.submitResponse },
+    // one delivery's answer names it; an array's, each of its messages (the first one's links)
+    links: deliveryLinks('$response.body#/deliveryId', DELIVERY_OPS),
     errors: [400, 409],
     example: `${CURL} -H 'Content-Type: application/json' -d '{"kind":"event","tenant":"acme","device":"sensor-1","messageId":"msg-42","target":"https://ingest.example.com/events","payload":{"temperature":21.5}}' $API/v1/deliveries`,
     handle: submit,
@@ -331,6 +354,7 @@ export const ROUTES: readonly Route[] = [
     role: 'read',
     query: s.listQuery,
     success: { status: 200, description: "a page of the key's deliveries", schema: s.pageSchema },
+    links: deliveryLinks('$response.body#/deliveries/0/deliveryId', DELIVERY_OPS),
     errors: [400],
     example: `${CURL} "$API/v1/deliveries?state=waiting,paused&since=1h&limit=50"`,
     handle: ({ query, key, api }) => page(key, api, query),
@@ -359,6 +383,7 @@ export const ROUTES: readonly Route[] = [
     role: 'read',
     query: s.deadLetterQuery,
     success: { status: 200, description: "a page of the key's dead letters", schema: s.pageSchema },
+    links: deliveryLinks('$response.body#/deliveries/0/deliveryId', DEAD_LETTER_OPS),
     errors: [400],
     example: `${CURL} "$API/v1/dead-letters?errorClass=client&since=24h"`,
     handle: ({ query, key, api }) => page(key, api, query, DEAD_LETTER_STATES),
@@ -371,6 +396,7 @@ export const ROUTES: readonly Route[] = [
     role: 'read',
     params: s.deliveryIdParams,
     success: { status: 200, description: 'the dead letter', schema: s.resultSchema },
+    links: deliveryLinks('$response.body#/deliveryId', ['redrive']),
     errors: [404],
     example: `${CURL} $API/v1/dead-letters/${ID}`,
     handle: deadLetter,
@@ -383,6 +409,7 @@ export const ROUTES: readonly Route[] = [
     role: 'operate',
     params: s.deliveryIdParams,
     success: { status: 202, description: 'started again (or already)', schema: s.redrivenSchema },
+    links: deliveryLinks('$response.body#/deliveryId', DELIVERY_OPS),
     errors: [404, 409],
     example: `${CURL} -X POST $API/v1/dead-letters/${ID}/redrive`,
     handle: async ({ params, key, api }) => {
@@ -402,6 +429,7 @@ export const ROUTES: readonly Route[] = [
     role: 'operate',
     body: s.redriveAllBody,
     success: { status: 202, description: 'the job, just started', schema: s.jobSchema },
+    links: { getRedrive: { operationId: 'getRedrive', parameters: { jobId: '$response.body#/jobId' } } },
     errors: [400],
     example: `${CURL} -H 'Content-Type: application/json' -d '{"state":"expired,exhausted","endpoint":"ingest.example.com"}' $API/v1/redrives`,
     handle: async ({ body, key, api }) => {
@@ -435,6 +463,7 @@ export const ROUTES: readonly Route[] = [
     role: 'read',
     query: s.endpointQuery,
     success: { status: 200, description: 'a page of the endpoints', schema: s.endpointPageSchema },
+    links: endpointLinks('$response.body#/endpoints/0/endpoint'),
     errors: [400],
     example: `${CURL} "$API/v1/endpoints?limit=50"`,
     handle: ({ query, key, api }) => endpointsPage(key, api, query),
@@ -469,6 +498,12 @@ export const ROUTES: readonly Route[] = [
     body: s.subscriptionInput,
     bodyCheckedByHandler: true,
     success: { status: 202, description: 'started, or running already', schema: s.subscriptionStartedSchema },
+    links: Object.fromEntries(
+      ['getSubscription', 'stopSubscription'].map((operationId) => [
+        operationId,
+        { operationId, parameters: { subscriptionId: '$response.body#/subscriptionId' } },
+      ]),
+    ),
     errors: [400, 409],
     example: `${CURL} -H 'Content-Type: application/json' -d '{"tenant":"acme","device":"sensor-1","broker":{"url":"mqtts://hub.example.com:8883","credential":"hub-acme"},"callback":"https://app.example.com/commands"}' $API/v1/subscriptions`,
     handle: async ({ body, key, api }) => {

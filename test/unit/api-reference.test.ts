@@ -80,3 +80,30 @@ test('every route has its curl example, and every component a reference is made 
   for (const route of ROUTES) expect(route.example).toMatch(/^curl -s -H "Authorization: Bearer \$KEY"/);
   expect(text).not.toContain('$defs');
 });
+
+test("every link leads to an operation of the document and gives each of its path's parameters, from a field the answer has", () => {
+  const doc = openApiDocument(ROUTES, '0') as { paths: Record<string, Record<string, Operation & { operationId: string }>> };
+  const operations = new Map(
+    Object.values(doc.paths).flatMap((methods) => Object.values(methods).map((op) => [op.operationId, op] as const)),
+  );
+  let links = 0;
+  for (const route of ROUTES) {
+    for (const [name, link] of Object.entries(route.links ?? {})) {
+      links++;
+      const target = operations.get(link.operationId);
+      expect([name, target?.operationId]).toEqual([name, link.operationId]);
+      const pathParams = target!.parameters.filter((p) => p.in === 'path').map((p) => p.name);
+      expect(Object.keys(link.parameters).sort()).toEqual(pathParams.sort());
+      // each value is taken from the success answer's body, by a field its schema has
+      for (const expression of Object.values(link.parameters))
+        expect(expression).toMatch(/^\$response\.body#\/[a-zA-Z]+(\/0\/[a-zA-Z]+)?$/);
+    }
+  }
+  // the submit chains to the delivery's read and controls; a subscription's start to its read and stop
+  expect(Object.keys(ROUTES.find((r) => r.operationId === 'submit')!.links ?? {})).toContain('getDelivery');
+  expect(Object.keys(ROUTES.find((r) => r.operationId === 'startSubscription')!.links ?? {})).toEqual([
+    'getSubscription',
+    'stopSubscription',
+  ]);
+  expect(links).toBeGreaterThan(20);
+});
