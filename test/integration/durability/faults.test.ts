@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { Redeliver } from '../../../src/client/index';
 import type { DeliveryInput } from '../../../src/delivery/types';
 import { startDevServer, type DevServer } from '../../../src/dev/dev-server';
@@ -57,6 +58,21 @@ const executions = async (client: Harness['client'], workflowId: string) => {
   return n;
 };
 
+/** Whether the server holds the heartbeat that saves attempt `n` as sent: the workflow's pending activity's, or the standalone first attempt's. */
+async function savedAsSent(deliveryId: string, n: number): Promise<boolean> {
+  const converter = h.client.options.loadedDataConverter;
+  const saved = await h.client.workflow
+    .getHandle(deliveryId)
+    .describe()
+    .then(async (d) => {
+      const payloads = d.raw.pendingActivities?.find((a) => a.heartbeatDetails?.payloads?.length)?.heartbeatDetails?.payloads;
+      return payloads ? await decodeFromPayloadsAtIndex<unknown>(converter, 0, payloads) : undefined;
+    })
+    .catch(async () => (await h.client.activity.getHandle(deliveryId).describe({ includeHeartbeatDetails: true })).getHeartbeatDetails());
+  const text = JSON.stringify(saved ?? {});
+  return n === 1 ? text.includes('"sentAt"') : text.includes(`"inFlight":{"attempt":${n}`);
+}
+
 /**
  * The worker is killed with SIGKILL while the receiver holds attempt `killed` (accepting it after the worker
  * is dead: its answer is lost). Attempt 1 is the workflow's own activity, later ones the retrying activity's;
@@ -78,7 +94,7 @@ test.each([
     const taskQueue = `kill-${randomUUID()}`;
     const redeliver = new Redeliver(h.client, { taskQueue, singleSubmit });
     receiver.route(`/kill-${killed}`, ({ nth }) =>
-      nth < killed ? { status: 503 } : nth === killed ? { status: 202, delayMs: 500 } : { status: 202 },
+      nth < killed ? { status: 503 } : nth === killed ? { status: 202, delayMs: 900 } : { status: 202 },
     );
     const doomed = spawnWorker({ address: server.address, taskQueue });
     await doomed.ready;
@@ -90,6 +106,9 @@ test.each([
       30_000,
       `attempt ${killed} at the receiver`,
     );
+    // killed once the server has the attempt saved as sent (a heartbeat, sent beside the request: on a loaded
+    // machine it may come after the request does): a worker lost before that is one whose resend is not counted
+    await waitFor(() => savedAsSent(handle.deliveryId, killed), Boolean, 800, `attempt ${killed} saved as sent`);
     await doomed.kill('SIGKILL');
     const killedAt = Date.now();
 
