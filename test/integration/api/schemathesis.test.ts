@@ -72,12 +72,14 @@ test('schemathesis finds no 5xx and no answer that breaks the OpenAPI document',
     process.stderr.write(
       `${output
         .split('\n')
-        .filter((l) => /generated|passed|Tested|Seed/.test(l))
+        .filter((l) => /generated|passed|Tested|Seed|Stateful|API Links/.test(l))
         .join('\n')}\n`,
     );
   expect(code).toBe(0);
   // it did test the operations: each route was called
   expect(output).toMatch(/\d+ passed/);
+  // its stateful phase chained operations by the document's links (a listing to its items' reads and controls, …)
+  expect(Number(/API Links:\s+(\d+) covered/.exec(output)?.[1] ?? 0)).toBeGreaterThan(0);
   const requests = api.log.length;
   expect(requests).toBeGreaterThan(200);
 });
