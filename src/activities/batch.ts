@@ -68,13 +68,7 @@ type BatchProgress = Record<number, MessageResult> & { sentAt?: number };
  */
 export function createBatchActivities(deps: BatchDeps) {
   const lanes = deps.lanes ?? new SendLanes(BATCH_ENDPOINT_CONCURRENCY, BATCH_CONCURRENCY);
-  // the open generation of each hold, as this worker found it, per task queue (HoldIntake)
-  const intakes = new Map<string, HoldIntake>();
-  const intakeFor = (taskQueue: string) => {
-    if (!deps.client) return null;
-    if (!intakes.has(taskQueue)) intakes.set(taskQueue, new HoldIntake(deps.client, taskQueue));
-    return intakes.get(taskQueue)!;
-  };
+  const intakeFor = holdIntakes(deps.client);
   async function firstAttempts(input: BatchWorkflowInput): Promise<BatchResult> {
     const context = Context.current();
     // every attempt in flight listens for the activity's cancellation
@@ -140,8 +134,12 @@ export function createBatchActivities(deps: BatchDeps) {
             const release = await deps.admission?.enter(endpoint, entryOf(planned, input.deliveries, context.cancellationSignal));
             if (release && 'held' in release) return release;
             startedAt = clock(); // the attempt starts when it has a lane and its room, not while it waits for them
-            // a single submit's attempt is saved as sent before it goes (its first heartbeat goes at once)
-            if (single) context.heartbeat({ ...done, sentAt: startedAt });
+            // a single submit's attempt is saved as sent as it goes, in the progress every later beat carries too (a
+            // heartbeat is not awaited: a worker lost before it reached the server sends the attempt again, uncounted)
+            if (single) {
+              done.sentAt = startedAt;
+              context.heartbeat(done);
+            }
             try {
               return await sendPlanned(deps, input.deliveries, planned, clock);
             } finally {
@@ -185,6 +183,16 @@ export function createBatchActivities(deps: BatchDeps) {
   }
   // a single submit's first attempt (a standalone activity) is a batch of one
   return { firstAttempts, firstAttempt: firstAttempts };
+}
+
+/** The open generation of each hold, as this worker found it, per task queue (HoldIntake); none without a client. */
+function holdIntakes(client: Client | null): (taskQueue: string) => HoldIntake | null {
+  const intakes = new Map<string, HoldIntake>();
+  return (taskQueue) => {
+    if (!client) return null;
+    if (!intakes.has(taskQueue)) intakes.set(taskQueue, new HoldIntake(client, taskQueue));
+    return intakes.get(taskQueue)!;
+  };
 }
 
 /** A send whose endpoint turned failing while it waited for its lane: its messages wait in the hold unsent. */

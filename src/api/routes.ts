@@ -340,7 +340,7 @@ export const ROUTES: readonly Route[] = [
     body: s.submitBody,
     bodyCheckedByHandler: true,
     success: { status: 202, description: 'accepted: durably started', schema: s.submitResponse },
-    // one delivery's answer names it; an array's, each of its messages (the first one's links)
+    // one delivery's answer names it (an array's answer has no such field: its links resolve to nothing)
     links: deliveryLinks('$response.body#/deliveryId', DELIVERY_OPS),
     errors: [400, 409],
     example: `${CURL} -H 'Content-Type: application/json' -d '{"kind":"event","tenant":"acme","device":"sensor-1","messageId":"msg-42","target":"https://ingest.example.com/events","payload":{"temperature":21.5}}' $API/v1/deliveries`,

@@ -6,10 +6,10 @@ import type { DeliveryStateName } from '../delivery/types';
 import { isEncryptedValue } from '../encryption/codec';
 import { batchInputFacts } from './batched';
 import { activityClientOf, closedFirstAttemptsQuery, findFirstAttempt } from './first-attempts';
+import { runsStandaloneActivities } from '../starter/first-attempt';
 import { heldReader, type FoundHeld } from './holds';
-import type { DeliveryPage, DeliverySummary, PageRequest } from './lists';
+import type { DeliverySummary } from './lists';
 import { ConfigError } from '../config/errors';
-import { InvalidInputError } from '../errors';
 import { batchNamed, type BatchResult, type BatchWorkflow, type MessageResult } from '../contract';
 
 /*
@@ -37,64 +37,11 @@ export async function* mergedListing(
   taskQueue: string,
   filter: DeliveryFilter,
   deliveries: AsyncIterable<DeliverySummary>,
-  activities: ActivityClient = activityClientOf(client),
+  activities?: ActivityClient | null,
 ): AsyncIterable<DeliverySummary> {
-  for await (const line of mergedPlaced(client, taskQueue, filter, deliveries, activities)) yield line.summary;
-}
-
-/**
- * One page of the merged listing: at most `pageSize` lines after the cursor's, and the cursor of the next page (null
- * after the last). The cursor is where the page ended in the listing's order (the time a line is placed by, and how
- * many lines placed at that time came before): a page after it lists only lines placed at or before that time, so
- * it reads what it returns and not the pages before it.
- */
-export async function mergedPage(
-  client: WorkflowClient,
-  taskQueue: string,
-  filter: DeliveryFilter,
-  deliveries: (filter: DeliveryFilter) => AsyncIterable<DeliverySummary>,
-  page: PageRequest,
-  activities: ActivityClient = activityClientOf(client),
-): Promise<DeliveryPage> {
-  const after = page.cursor === undefined ? null : cursorOf(page.cursor);
-  // a line placed at or before the cursor's time ran no later than it: the listings behind are bounded by it
-  const until = after?.at == null ? filter.until : new Date(Math.min(after.at, filter.until?.getTime() ?? Infinity));
-  const bounded = { ...filter, ...(until && { until }) };
-  const lines: DeliverySummary[] = [];
-  let end: PageCursor = after ?? { at: null, skip: 0 };
-  let toSkip = after?.skip ?? 0;
-  for await (const { at: placedAt, summary } of mergedPlaced(client, taskQueue, bounded, deliveries(bounded), activities)) {
-    const at = placedAt === Infinity ? null : placedAt;
-    // newer than the cursor (placed before it in the listing), or placed at its time and on a page before
-    if (after && after.at !== null && (at === null || at > after.at)) continue;
-    if (after && at === after.at && toSkip > 0) {
-      toSkip--;
-      continue;
-    }
-    if (lines.length === page.pageSize) return { deliveries: lines, nextCursor: cursorText(end) };
-    lines.push(summary);
-    end = at === end.at ? { at, skip: end.skip + 1 } : { at, skip: 1 };
-  }
-  return { deliveries: lines, nextCursor: null };
-}
-
-/** Where a page ended: the time its last line is placed by (null: a running delivery's, placed first), and how many lines placed then it and the pages before hold. */
-interface PageCursor {
-  at: number | null;
-  skip: number;
-}
-
-const cursorText = (c: PageCursor) => Buffer.from(JSON.stringify([c.at, c.skip])).toString('base64url');
-
-function cursorOf(text: string): PageCursor {
-  try {
-    const [at, skip] = JSON.parse(Buffer.from(text, 'base64url').toString()) as unknown[];
-    if ((at === null || Number.isFinite(at)) && Number.isInteger(skip) && (skip as number) >= 0)
-      return { at: at as number | null, skip: skip as number };
-  } catch {
-    // not ours: said below
-  }
-  throw new InvalidInputError([{ field: 'cursor', message: 'is not the nextCursor of a page of this listing' }], 'page');
+  // first attempts are looked for where the namespace runs standalone activities
+  const firsts = activities !== undefined ? activities : (await runsStandaloneActivities(client)) ? activityClientOf(client) : null;
+  for await (const line of mergedPlaced(client, taskQueue, filter, deliveries, firsts)) yield line.summary;
 }
 
 /** The merged lines with the time each is placed by. */
@@ -103,7 +50,7 @@ async function* mergedPlaced(
   taskQueue: string,
   filter: DeliveryFilter,
   deliveries: AsyncIterable<DeliverySummary>,
-  activities: ActivityClient,
+  activities: ActivityClient | null,
 ): AsyncGenerator<Placed> {
   const sources = [placed(deliveries), batchedLines(client, taskQueue, filter), firstAttemptLines(client, activities, taskQueue, filter)];
   try {
@@ -141,14 +88,15 @@ function batchedLines(client: WorkflowClient, taskQueue: string, filter: Deliver
 }
 
 /** Single submits' first attempts (standalone activities) without a delivery of their own matching a filter, newest first. */
-function firstAttemptLines(client: WorkflowClient, activities: ActivityClient, taskQueue: string, filter: DeliveryFilter) {
-  const closed = wantsBatched(filter, FIRST_ATTEMPT_STATES) ? activities.list(closedFirstAttemptsQuery(taskQueue, filter)) : null;
+function firstAttemptLines(client: WorkflowClient, activities: ActivityClient | null, taskQueue: string, filter: DeliveryFilter) {
+  const closed =
+    activities && wantsBatched(filter, FIRST_ATTEMPT_STATES) ? activities.list(closedFirstAttemptsQuery(taskQueue, filter)) : null;
   return linesOf(
     client,
     filter,
     closed,
     (first) => first.closeTime,
-    (first) => firstAttemptRows(activities, first, filter),
+    (first) => firstAttemptRows(activities!, first, filter),
   );
 }
 

@@ -24,10 +24,13 @@ export interface FoundBatched {
   row: MessageResult | null;
   /** What the message is. */
   facts: Pick<MessageResult, 'kind' | 'qos' | 'endpoint'>;
-  /** Its row once its first attempt is done (waits for it); null when it ended without one (cancelled). */
-  settled: () => Promise<MessageResult | null>;
-  /** A first attempt that ended without a row: cancelled (or terminated) before it was done. */
-  cancelled?: true;
+  /**
+   * Its row once its first attempt is done, waiting at most `withinMs` (default: until it is): null when it ended
+   * without one (cancelled), undefined when it was still under way then.
+   */
+  settled: (withinMs?: number) => Promise<MessageResult | null | undefined>;
+  /** A single submit's first attempt that ended without a row, and how: cancelled by request, terminated, … */
+  cancelled?: 'by request' | 'terminated' | 'timed out' | 'failed';
 }
 
 /** The batch that holds a message, newest first; null when none does (or none this process can read: encrypted). */
@@ -108,7 +111,7 @@ export function batchedStatus({ deliveryId, batch, source, row, facts, cancelled
     ...(batch && { batch }),
   };
   const unattempted = { attempts: 0, firstAttemptAt: null, lastAttemptAt: null, attemptLog: [] };
-  if (cancelled) return { ...common, ...unattempted, state: 'cancelled', summary: `cancelled: by request, in ${source}` };
+  if (cancelled) return { ...common, ...unattempted, state: 'cancelled', summary: `cancelled: ${cancelled}, in ${source}` };
   if (!row) return { ...common, ...unattempted, state: 'attempting', summary: `making its first attempt in ${source}` };
   return {
     ...common,
@@ -134,6 +137,7 @@ export async function batchedResult(
 ): Promise<DeliveryResult> {
   const { deliveryId } = found;
   const row = found.row ?? (found.cancelled ? null : await found.settled());
+  if (row === undefined) throw new Error(`${deliveryId}: its first attempt never settled`);
   const { messageId } = idParts(deliveryId);
   const delivered = (attempts: number, at: string, where: string): DeliveryResult => ({
     deliveryId,
@@ -147,7 +151,7 @@ export async function batchedResult(
   });
   if (row?.disposition === 'delivered') return delivered(1, row.at, `at once in ${found.source} (${row.code})`);
   if (!row && (found.cancelled || found.batch === null)) {
-    const reason = `cancelled by request, in ${found.source}`;
+    const reason = `cancelled ${found.cancelled ?? 'by request'}, in ${found.source}`;
     return { deliveryId, messageId, outcome: 'cancelled', attempts: 0, firstAttemptAt: null, lastAttemptAt: null, lastError: null, reason };
   }
   if (row?.disposition === 'held' && row.hold) {

@@ -1,4 +1,5 @@
 import {
+  ActivityNotFoundError,
   CancelledFailure,
   WorkflowFailedError,
   WorkflowNotFoundError,
@@ -31,6 +32,7 @@ import {
 } from '../contract';
 import { batchedResult, batchedStatus, findBatched, type FoundBatched } from './batched';
 import { activityClientOf, findFirstAttempt } from './first-attempts';
+import { runsStandaloneActivities } from '../starter/first-attempt';
 import { findHeld, heldIn, heldStatus, onceVisible, takeOut, type FoundHeld } from './holds';
 
 /*
@@ -92,7 +94,8 @@ export class DeliveryHandle {
   /** What made the message's first attempt without a delivery of its own: a single submit's standalone activity, or its batch. */
   private async firstAttemptOf(): Promise<FoundBatched | null> {
     const client = this.workflow.client;
-    return (await findFirstAttempt(activityClientOf(client), this.deliveryId)) ?? (await findBatched(client, this.deliveryId));
+    const first = (await runsStandaloneActivities(client)) ? await findFirstAttempt(activityClientOf(client), this.deliveryId) : null;
+    return first ?? (await findBatched(client, this.deliveryId));
   }
 
   /** The status of the delivery's own workflow. */
@@ -200,15 +203,21 @@ export class DeliveryHandle {
       if ((await this.workflow.describe()).status.name !== 'RUNNING') throw new Error('closed');
       await this.workflow.cancel();
     };
-    // taken out of a hold, its delivery waits a moment for this cancel
-    await this.control(cancel, { takeOut: { control: 'cancel' }, started: () => this.refusing(cancel) });
+    const waitMs = options.waitMs ?? CANCEL_WAIT_MS;
+    const pending = 'cancel requested: the delivery ends when a worker takes the request up (an attempt in flight finishes first)';
+    try {
+      // taken out of a hold, its delivery waits a moment for this cancel
+      await this.control(cancel, { takeOut: { control: 'cancel' }, started: () => this.refusing(cancel), waitMs });
+    } catch (err) {
+      if (err instanceof FirstAttemptUnderWay) return { ...(await this.status()), summary: pending };
+      throw err;
+    }
     // it ends once an attempt in flight has finished; with no worker to take the request, it would never
     let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), options.waitMs ?? CANCEL_WAIT_MS)));
+    const waited = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)));
     const ended = await Promise.race([this.result().then(() => true as const), waited]).finally(() => clearTimeout(timer));
     if (ended) return this.status();
-    const summary = 'cancel requested: the delivery ends when a worker takes the request up (an attempt in flight finishes first)';
-    return visibleStatus(this.deliveryId, await this.workflow.describe(), summary);
+    return visibleStatus(this.deliveryId, await this.workflow.describe(), pending);
   }
 
   /**
@@ -248,17 +257,20 @@ export class DeliveryHandle {
 
   /**
    * A control while a single submit's first attempt is under way (a standalone activity, which takes no update): a
-   * cancel cancels it (a POST in flight finishes first); any control then applies to where the message went, once
-   * the attempt is done: ended if delivered at once, else its own delivery or its hold (docs/batches.md, "A single submit").
+   * cancel cancels it (the server ends one no worker has taken at once; one in flight learns at its next heartbeat,
+   * its POST aborted, and may have arrived) and then applies to where the message went once the attempt is done,
+   * within the cancel's wait; any other control is refused, as for a batch's message making its first attempt
+   * (docs/batches.md, "A single submit").
    */
   private async afterFirstAttempt<T>(first: FoundBatched, fn: () => Promise<T>, held: HeldControl<T>): Promise<T> {
-    if ('takeOut' in held && held.takeOut.control === 'cancel') {
-      await activityClientOf(this.workflow.client).getHandle(this.deliveryId).cancel('cancelled by request');
-    }
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), CANCEL_WAIT_MS)));
-    const settled = await Promise.race([first.settled().then(() => true as const), waited]).finally(() => clearTimeout(timer));
-    if (!settled) throw new DeliveryControlError(this.deliveryId, 'NotWaiting', `${first.source} is making its first attempt`);
+    if (!('takeOut' in held) || held.takeOut.control !== 'cancel')
+      throw new DeliveryControlError(this.deliveryId, 'NotWaiting', `${first.source} is making its first attempt`);
+    await activityClientOf(this.workflow.client)
+      .getHandle(this.deliveryId)
+      .cancel('cancelled by request')
+      // it ended a moment ago: where the message went says what the cancel does
+      .catch((err: unknown) => (err instanceof ActivityNotFoundError ? Promise.reject(err) : undefined));
+    if ((await first.settled(held.waitMs ?? CANCEL_WAIT_MS)) === undefined) throw new FirstAttemptUnderWay();
     return this.control(fn, held);
   }
 
@@ -282,7 +294,10 @@ export class DeliveryHandle {
 }
 
 /** What a control does to a message waiting in an outage hold: takes it out with the control applied, or is refused. */
-type HeldControl<T> = { takeOut: TakeOut; started: () => Promise<T> } | { refuse: [RefusalKind, string] };
+type HeldControl<T> = { takeOut: TakeOut; started: () => Promise<T>; waitMs?: number } | { refuse: [RefusalKind, string] };
+
+/** A cancel whose first attempt is still under way when its wait is over: the cancel goes on. */
+class FirstAttemptUnderWay extends Error {}
 
 /** A waiting delivery's status, brought up to date with its retrying activity's progress. */
 function withProgress(status: DeliveryStatus, p: RetryProgress): DeliveryStatus {

@@ -1,16 +1,16 @@
 import {
   ActivityClient,
-  ActivityExecutionFailedError,
   ActivityNotFoundError,
   type ActivityExecutionDescription,
+  type ActivityHandle,
   type WorkflowClient,
 } from '@temporalio/client';
 import { visibilityString, type DeliveryFilter } from '../delivery/filter';
 import type { DeliveryStatus } from '../delivery/types';
-import { FIRST_ATTEMPT_ACTIVITY } from '../starter/first-attempt';
+import { FIRST_ATTEMPT_ACTIVITY, firstAttemptMessage } from '../starter/first-attempt';
 import { ConfigError } from '../config/errors';
 import { isEncryptedValue } from '../encryption/codec';
-import { DeliveryKind, Endpoint, type BatchResult, type BatchWorkflowInput, type MessageResult } from '../contract';
+import { DeliveryKind, Endpoint, type BatchResult, type MessageResult } from '../contract';
 import type { FoundBatched } from './batched';
 
 /*
@@ -38,7 +38,7 @@ export function activityClientOf(client: WorkflowClient): ActivityClient {
  * into the UI's Standalone Activities page.
  */
 export function closedFirstAttemptsQuery(taskQueue: string, filter: DeliveryFilter): string {
-  return firstAttemptsQuery(taskQueue, filter, `ExecutionStatus IN ('Completed', 'Canceled', 'Terminated')`);
+  return firstAttemptsQuery(taskQueue, filter, `ExecutionStatus IN ('Completed', 'Canceled', 'Terminated', 'Failed', 'TimedOut')`);
 }
 
 /** The first attempts of a task queue's single submits matching a filter's message fields and time window, running or closed. */
@@ -67,30 +67,48 @@ export async function findFirstAttempt(activities: ActivityClient, deliveryId: s
     if (err instanceof ActivityNotFoundError) return null;
     throw err;
   }
-  const settled = async (): Promise<MessageResult | null> => {
-    try {
-      return rowOf(await handle.result());
-    } catch (err) {
-      if (err instanceof ActivityExecutionFailedError) return null;
-      throw err;
-    }
-  };
+  const settled = (withinMs = Infinity) => settledRow(handle, deliveryId, withinMs);
   const common = { deliveryId, batch: null, source: FIRST_ATTEMPT_WORDS, settled, facts: await factsOf(description) };
-  if (description.status === 'COMPLETED') {
-    const result = await description.getResult<BatchResult | unknown>();
-    // only its result says where the message went: delivered at once, or held (handed over, its delivery would answer)
-    if (isEncryptedValue(result)) throw unreadable(deliveryId);
-    return { ...common, row: rowOf(result) };
-  }
+  if (description.status === 'COMPLETED') return { ...common, row: await completedRow(description, deliveryId) };
   if (description.status === 'RUNNING' || description.status === 'PAUSED') {
     // its row, once made, is in its heartbeat (as a batch's activity saves its progress)
     const progress = await description.getHeartbeatDetails<Record<number, MessageResult> | unknown>();
     const saved = isEncryptedValue(progress) ? {} : ((progress ?? {}) as Record<number, MessageResult>);
-    const row = saved[0];
-    return { ...common, row: row ?? null };
+    return { ...common, row: saved[0] ?? null };
   }
-  // cancelled, or terminated: it ended without a row (a POST in flight then may have reached the endpoint)
-  return { ...common, row: null, cancelled: true };
+  // it ended without a row (a POST in flight then may have reached the endpoint)
+  return { ...common, row: null, cancelled: endedHow(description.status) };
+}
+
+/** How a first attempt that is no more ended without a row, in a status's words. */
+function endedHow(status: ActivityExecutionDescription['status']): NonNullable<FoundBatched['cancelled']> {
+  return status === 'CANCELED' ? 'by request' : status === 'TERMINATED' ? 'terminated' : status === 'TIMED_OUT' ? 'timed out' : 'failed';
+}
+
+/** A completed first attempt's row: where the message went (a process without the keys cannot read it). */
+async function completedRow(description: ActivityExecutionDescription, deliveryId: string): Promise<MessageResult | null> {
+  const result = await description.getResult<BatchResult | unknown>();
+  if (isEncryptedValue(result)) throw unreadable(deliveryId);
+  return rowOf(result);
+}
+
+/**
+ * The row once the first attempt is done, asked every moment for at most `withinMs`: null when it ended without
+ * one; undefined when it is still under way then.
+ */
+async function settledRow(
+  handle: ActivityHandle<BatchResult>,
+  deliveryId: string,
+  withinMs: number,
+): Promise<MessageResult | null | undefined> {
+  const until = Date.now() + withinMs;
+  for (let delay = 100; ; delay = Math.min(delay * 2, 1_000)) {
+    const description = await handle.describe({ includeOutcome: true });
+    if (description.status === 'COMPLETED') return completedRow(description, deliveryId);
+    if (description.status !== 'RUNNING' && description.status !== 'PAUSED') return null;
+    if (Date.now() + delay > until) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
 }
 
 /** A first attempt stored encrypted, read by a process without the keys. */
@@ -106,8 +124,8 @@ function rowOf(result: BatchResult | unknown): MessageResult | null {
 
 /** What the message is: from the first attempt's input, else (encrypted) from its search attributes. */
 async function factsOf(description: ActivityExecutionDescription): Promise<FoundBatched['facts']> {
-  const [input] = (await description.getInput<[BatchWorkflowInput | unknown]>()) ?? [];
-  const delivery = isEncryptedValue(input) ? undefined : (input as BatchWorkflowInput | undefined)?.deliveries[0];
+  const message = await firstAttemptMessage(description);
+  const delivery = isEncryptedValue(message) ? undefined : message;
   if (delivery) return { kind: delivery.kind, qos: delivery.qos, endpoint: delivery.endpoint };
   const sa = description.typedSearchAttributes;
   return { kind: sa.get(DeliveryKind) as DeliveryStatus['kind'], endpoint: sa.get(Endpoint) ?? '' };

@@ -21,8 +21,9 @@ import { DeliveryStarter, type SingleSubmit } from '../starter/delivery-starter'
 import { DeliveryHandle } from './delivery-handle';
 import { heldEnd } from './holds';
 import { DeliveryLists, type DeliveryPage, type DeliverySummary, type ListOptions, type PageRequest } from './lists';
-import { mergedListing, mergedPage } from './batched-lists';
+import { mergedListing } from './batched-lists';
 import { firstAttemptsQuery } from './first-attempts';
+import { runsStandaloneActivities } from '../starter/first-attempt';
 import { EndpointViews, type EndpointPage, type EndpointView } from './endpoints';
 import { Redrives, type DeadLetterFilter, type RedriveReport } from './redrive';
 import { secretTenantsFromEnvironment } from '../transports/secret-tenants';
@@ -250,13 +251,12 @@ export class Redeliver {
   }
 
   /**
-   * One page of `list`: at most `pageSize` lines, and the cursor of the next page (null after the last), for callers
-   * that page across requests (the HTTP API). Merged as `list` is (ListOptions.batched); with `batched: false`, the
-   * deliveries alone, the cursor Temporal's page token.
+   * One page of `list`'s deliveries: at most `pageSize`, and the cursor of the next page (null after the last).
+   * For callers that page across requests (the HTTP API); the cursor is Temporal's page token, so the messages of
+   * batches and of first attempts without a delivery of their own are not merged in (docs/batches.md).
    */
-  listPage(filter: DeliveryFilter, page: PageRequest, options: ListOptions = {}): Promise<DeliveryPage> {
-    if (options.batched === false) return this.lists.listPage(filter, page);
-    return mergedPage(this.client.workflow, this.taskQueue, filter, (bounded) => this.lists.list(bounded), page);
+  listPage(filter: DeliveryFilter, page: PageRequest): Promise<DeliveryPage> {
+    return this.lists.listPage(filter, page);
   }
 
   /** How many deliveries match a filter (workflows of their own: not the messages of batches or of first attempts delivered at once). */
@@ -267,6 +267,7 @@ export class Redeliver {
   /** Whether any message of these tenants goes to an endpoint: a delivery of its own, or a single submit's first attempt. */
   async sendsTo(endpoint: string, tenant: string[]): Promise<boolean> {
     if (await this.count({ endpoint, tenant })) return true;
+    if (!(await runsStandaloneActivities(this.client))) return false;
     const { count } = await this.client.activity.count(firstAttemptsQuery(this.taskQueue, { endpoint, tenant }));
     return count > 0;
   }

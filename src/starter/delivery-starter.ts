@@ -33,9 +33,6 @@ export type Started =
   | { workflow: WorkflowHandle<DeliveryWorkflow>; created: false };
 
 export class DeliveryStarter {
-  /** Whether the server runs standalone activities, asked once (runsStandaloneActivities). */
-  private standalone: Promise<boolean> | null = null;
-
   constructor(
     private readonly client: Client,
     readonly taskQueue: string,
@@ -120,13 +117,7 @@ export class DeliveryStarter {
   }
 
   private startsStandalone(): Promise<boolean> {
-    if (this.singleSubmit === 'workflow') return Promise.resolve(false);
-    // asked again after a failure (Temporal away): the submit's own call says so
-    this.standalone ??= runsStandaloneActivities(this.client).catch((err: unknown) => {
-      this.standalone = null;
-      throw err;
-    });
-    return this.standalone;
+    return this.singleSubmit === 'workflow' ? Promise.resolve(false) : runsStandaloneActivities(this.client);
   }
 }
 

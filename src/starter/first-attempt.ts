@@ -1,4 +1,10 @@
-import { ActivityExecutionAlreadyStartedError, type ActivityOptions, type Client } from '@temporalio/client';
+import {
+  ActivityExecutionAlreadyStartedError,
+  type ActivityExecutionDescription,
+  type ActivityOptions,
+  type Client,
+} from '@temporalio/client';
+import { isEncryptedValue, type EncryptedValue } from '../encryption/codec';
 import { deliverySummary } from '../delivery/summary';
 import type { Delivery } from '../delivery/types';
 import { DeliveryKind, Device, Endpoint, firstAttemptSource, Tenant, type BatchWorkflowInput } from '../contract';
@@ -73,16 +79,37 @@ export async function startFirstAttempt(
 /** The fingerprint of the message a first attempt was started with, from its input. */
 async function firstAttemptFingerprint(client: Client, deliveryId: string): Promise<unknown> {
   const description = await client.activity.getHandle(deliveryId).describe({ includeInput: true });
-  const [input] = (await description.getInput<[BatchWorkflowInput | unknown]>()) ?? [];
-  const delivery = (input as BatchWorkflowInput | undefined)?.deliveries?.[0];
-  return delivery ? fingerprintOf(delivery) : input;
+  const input = await firstAttemptMessage(description);
+  return isEncryptedValue(input) ? input : input && fingerprintOf(input);
 }
 
 /**
- * Whether the server runs standalone activities (Temporal 1.32 on: `activity.enableStandalone`), asked once per
- * client: where it does not, a single submit starts its delivery's workflow as before.
+ * The message a first attempt was started with, from its description (with its input): an encrypted value to a
+ * process without the keys; undefined when the description has no input.
  */
-export async function runsStandaloneActivities(client: Client): Promise<boolean> {
-  const { namespaceInfo } = await client.workflowService.describeNamespace({ namespace: client.options.namespace });
-  return namespaceInfo?.capabilities?.standaloneActivities === true;
+export async function firstAttemptMessage(description: ActivityExecutionDescription): Promise<Delivery | EncryptedValue | undefined> {
+  const [input] = (await description.getInput<[BatchWorkflowInput | EncryptedValue]>()) ?? [];
+  return isEncryptedValue(input) ? input : input?.deliveries[0];
+}
+
+/** A client (or a workflow client) as the capability check needs it. */
+type NamespaceClient = Pick<Client, 'workflowService'> & { options: { namespace: string } };
+
+const asked = new WeakMap<NamespaceClient, Promise<boolean>>();
+
+/**
+ * Whether the namespace runs standalone activities (Temporal 1.32 on: `activity.enableStandalone`), asked once per
+ * client: where it does not, a single submit starts its delivery's workflow as before, and the reads look for no
+ * first attempt. A failed ask (Temporal away) is asked again next time.
+ */
+export function runsStandaloneActivities(client: NamespaceClient): Promise<boolean> {
+  let answer = asked.get(client);
+  if (!answer) {
+    answer = client.workflowService
+      .describeNamespace({ namespace: client.options.namespace })
+      .then(({ namespaceInfo }) => namespaceInfo?.capabilities?.standaloneActivities === true);
+    answer.catch(() => asked.delete(client));
+    asked.set(client, answer);
+  }
+  return answer;
 }

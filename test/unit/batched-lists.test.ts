@@ -1,5 +1,5 @@
 import type { ActivityClient, WorkflowClient } from '@temporalio/client';
-import { mergedListing, mergedPage } from '../../src/client/batched-lists';
+import { mergedListing } from '../../src/client/batched-lists';
 import type { DeliverySummary } from '../../src/client/lists';
 import type { BatchResult, MessageResult } from '../../src/contract';
 import type { DeliveryFilter } from '../../src/delivery/filter';
@@ -182,27 +182,4 @@ test('single submits’ first attempts: delivered at once and cancelled ones lis
   expect(await lines(client, {}, deliveries, Infinity, activities)).toEqual(['m6', 'm2', 'm7', 'm5', 'm1', 'm8']);
   expect(await lines(client, { state: 'cancelled' }, [], Infinity, activities)).toEqual(['m8']);
   expect(await lines(client, { state: 'delivered', since: new Date(t(18)) }, [], Infinity, activities)).toEqual(['m6', 'm2', 'm5']);
-});
-
-test('pages of the merged listing: every line once and in order across pages of 2, ties at one time included; a foreign cursor is refused', async () => {
-  // two rows of batch a at the same time (29 s): a page ends between them
-  const { client } = fakeClient([{ id: 'a', closedAt: 30, rows: [row('d1', 1, 10), row('d1', 2, 29), row('d1', 3, 29)] }]);
-  const activities = fakeActivities([{ device: 'd1', n: 5, closedAt: 20, row: row('d1', 5, 20) }]);
-  const deliveries = [own('delivery/acme/d1/w', null), own('delivery/acme/d1/x', 25), own('delivery/acme/d1/y', 2)];
-  const listing = (filter: DeliveryFilter) =>
-    (async function* () {
-      // as visibility answers: running first, then by close time, within the filter's window
-      for (const d of deliveries) if (!filter.until || !d.closedAt || Date.parse(d.closedAt) <= filter.until.getTime()) yield d;
-    })();
-  const pages: string[][] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await mergedPage(client, 'q', {}, listing, { pageSize: 2, ...(cursor && { cursor }) }, activities);
-    pages.push(page.deliveries.map((l) => l.deliveryId.split('/').at(-1)!));
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor);
-  expect(pages).toEqual([['w', 'm2'], ['m3', 'x'], ['m5', 'm1'], ['y']]);
-  await expect(mergedPage(client, 'q', {}, listing, { pageSize: 2, cursor: 'not-a-cursor' }, activities)).rejects.toMatchObject({
-    problems: [expect.objectContaining({ field: 'cursor' })],
-  });
 });
