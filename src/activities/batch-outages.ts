@@ -1,5 +1,5 @@
 import { firstAttemptsSource, type BatchWorkflowInput, type FirstAttempt, type HeldMessage, type MessageResult } from '../contract';
-import { afterFailure, logAttempt, sentOnce } from '../delivery/after-failure';
+import { afterFailure, logAttempt, sentOnce, verdictOf } from '../delivery/after-failure';
 import { attemptError } from '../delivery/attempt-error';
 import type { Delivery } from '../delivery/types';
 import type { HoldIntake } from '../starter/hold-intake';
@@ -122,7 +122,14 @@ export class Outages {
       firstAttemptAt: startedAt,
       lastAttemptAt: endedAt,
       lastError: attemptError(failure, 1, endedAt),
-      attemptLog: logAttempt([], { attempt: 1, startedAt, durationMs: failure.durationMs, code: failure.code, ok: false }),
+      attemptLog: logAttempt([], {
+        attempt: 1,
+        startedAt,
+        durationMs: failure.durationMs,
+        code: failure.code,
+        ok: false,
+        ...verdictOf(failure),
+      }),
     };
   }
 }

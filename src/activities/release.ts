@@ -13,7 +13,7 @@ import {
   type ReleaseInput,
   waitingFailure,
 } from '../contract';
-import { afterFailure, ATTEMPT_LOG_SIZE } from '../delivery/after-failure';
+import { afterFailure, attemptRecord, ATTEMPT_LOG_SIZE, verdictOf } from '../delivery/after-failure';
 import { attemptError } from '../delivery/attempt-error';
 import { expiresAt, expiryName } from '../delivery/summary';
 import type { Delivery } from '../delivery/types';
@@ -248,13 +248,14 @@ class ReleaseRound {
       release?.(this.now() - at);
     }
     slot.sent({ at: this.now(), ok: result.ok, class: result.ok ? 'success' : result.class, code: result.code }, result.durationMs);
-    const record = {
+    const record = attemptRecord({
       attempt,
-      startedAt: new Date(at).toISOString(),
-      durationMs: Math.round(result.durationMs),
+      startedAt: at,
+      durationMs: result.durationMs,
       code: result.code,
       ok: result.ok,
-    };
+      ...verdictOf(result),
+    });
     if (result.ok) return this.report({ deliveryId: delivery.deliveryId, attempt: record, now: 'delivered' });
     const ended = this.now();
     const error = attemptError(result, attempt, ended);

@@ -1,5 +1,5 @@
 import { Context, type ApplicationFailure } from '@temporalio/activity';
-import { afterFailure, logAttempt } from '../delivery/after-failure';
+import { afterFailure, logAttempt, verdictOf } from '../delivery/after-failure';
 import { attemptError } from '../delivery/attempt-error';
 import { heldUntil, limitsVerdict } from '../delivery/limits-verdict';
 import { expiresAt, expiryName } from '../delivery/summary';
@@ -187,7 +187,14 @@ function concluded(run: RetryRun, startedAt: number, ended: number, result: Atte
   const { input, progress } = run;
   progress.lastAttemptAt = ended;
   const { durationMs, code, ok } = result;
-  progress.attemptLog = logAttempt(progress.attemptLog, { attempt: progress.attempts, startedAt, durationMs, code, ok });
+  progress.attemptLog = logAttempt(progress.attemptLog, {
+    attempt: progress.attempts,
+    startedAt,
+    durationMs,
+    code,
+    ok,
+    ...verdictOf(result),
+  });
   if (result.ok) return { end: 'delivered', progress, code: result.code, reason: result.reason };
 
   progress.lastError = attemptError(result, progress.attempts, ended);

@@ -5,13 +5,11 @@ import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import path from 'node:path';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { z } from 'zod';
 import type { Redeliver } from '../client/index';
 import type { ApiSettings } from '../config/api';
 import { projectRoot } from '../dev/temporal-cli';
-import { InvalidInputError } from '../errors';
 import { Subscriptions } from '../client/subscriptions';
-import { zodProblems } from '../validation/delivery';
+import { invokeRoute } from './invoke';
 import { RedriveJobs } from './jobs';
 import { findKey, type ApiKey } from './keys';
 import { openApiDocument } from './openapi';
@@ -19,6 +17,7 @@ import { HttpProblem, problemOf, UNAVAILABLE_RETRY_AFTER_S } from './problems';
 import { ENDPOINT_CHANGE_WAIT_MS, ROUTES, type ApiContext, type Route } from './routes';
 import { MAX_PATH_PARAM_LENGTH } from './schemas';
 import { pingService } from '../temporal/sdk-adapter';
+import { registerConsole } from '../console/console';
 
 /** One line of the access log: never a body, a header or a key; the key by its name. */
 export interface AccessLogEntry {
@@ -98,6 +97,13 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const stopping = { now: false };
   serveDocumentAndHealth(app, redeliver, stopping);
   for (const route of ROUTES) app.route(serve(route, api));
+  await registerConsole(app, {
+    keys: settings.keys,
+    api,
+    secure: !!settings.tls,
+    temporalUi: settings.temporalUiUrl ?? null,
+    namespace: redeliver.client.options.namespace,
+  });
 
   await app.listen({ port: settings.port, host: settings.host });
   const { port } = app.server.address() as AddressInfo;
@@ -237,31 +243,14 @@ function serveDocumentAndHealth(app: FastifyInstance, redeliver: Redeliver, stop
   });
 }
 
-/** A route as Fastify serves it: the key's role, the input parsed by its schemas, the handler, the success status. */
+/** A route as Fastify serves it: invoked with the caller's key, answered with the route's success status. */
 function serve(route: Route, api: ApiContext) {
   return {
     method: route.method,
     url: route.path.replace(/\{(\w+)\}/g, ':$1'),
     handler: async (req: FastifyRequest, reply: FastifyReply) => {
-      const key = req.apiKey;
-      if (!key) throw new HttpProblem(401, 'send an API key: `Authorization: Bearer <key>`');
-      if (!key.roles.has(route.role)) throw new HttpProblem(403, `this key lacks the ${route.role} role`);
-      const call = {
-        params: parse(route.params, req.params, '(path)'),
-        query: parse(route.query, req.query, '(query)'),
-        body: route.bodyCheckedByHandler ? req.body : parse(route.body, req.body, '(body)'),
-        key,
-        api,
-      };
-      return reply.code(route.success.status).send(await route.handle(call));
+      const answer = await invokeRoute(route, req.apiKey, api, { params: req.params, query: req.query, body: req.body });
+      return reply.code(route.success.status).send(answer);
     },
   };
-}
-
-/** Input parsed by its schema; every problem at once, named as the client API names them. */
-function parse(schema: z.ZodType | undefined, value: unknown, what: string): unknown {
-  if (!schema) return value;
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new InvalidInputError(zodProblems(parsed.error, what), what);
-  return parsed.data;
 }

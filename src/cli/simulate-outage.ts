@@ -1,12 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { DEFAULT_RETRY_BUDGET, type RetryBudgetOptions } from '../endpoints/budget';
 import type { OutageRecording } from '../endpoints/recording';
-import type { ArrivalProfile } from '../endpoints/types';
 import { InvalidInputError, type Problem } from '../errors';
 import { plotFormat, renderFigure, writePlot } from '../plot';
-import { outageFigure } from '../plot/outage';
-import { describePolicy, formatDuration, policyProblems, validatePolicy, type BackoffPolicy, type BackoffPolicyInput } from '../policy';
-import { recordedFigures, replayOutage, type OutageFigures } from '../simulate';
+import { formatDuration, policyProblems, type BackoffPolicyInput } from '../policy';
+import type { OutageFigures } from '../simulate';
+import { budgetOf, whatIf, type Candidate } from '../simulate/what-if';
 import { parseOutageRecording } from '../simulate/outage-file';
 import type { ConnectionFlags } from './connection';
 import { fetchRecording } from './endpoint-export';
@@ -39,14 +37,6 @@ export interface OutageFlags extends ConnectionFlags, PolicyFlags {
   plot?: string;
 }
 
-interface Candidate {
-  /** Each recorded profile's policy under the candidate, in the recording's order. */
-  policies: BackoffPolicy[];
-  budget: RetryBudgetOptions | null;
-  /** How the budget was chosen: from the flags, as recorded, or assumed (the workers did not say). */
-  budgetFrom: 'flags' | 'recorded' | 'default';
-}
-
 /**
  * `redeliver simulate --from-endpoint E | --from-file F`: the recorded outage replayed under the candidate
  * (the recorded policies with the policy flags typed applied, and the budget), beside what was recorded.
@@ -67,27 +57,19 @@ export async function simulateOutage(flags: OutageFlags, typed: (field: keyof Ou
   if (problems.length) throw new InvalidInputError(problems, 'flags');
 
   const recording = await loadRecording(flags, since);
-  const candidate = candidateOf(recording, overrides, budget);
-  const replay = replayOutage(recording, {
-    policyOf: (p) => candidate.policies[recording.profiles.indexOf(p)]!,
-    budget: candidate.budget,
-    seed,
-  });
-  const figures = { recorded: recordedFigures(recording), replayed: replay.figures };
+  const fieldName = (field: string) => POLICY_FLAGS[field as keyof typeof POLICY_FLAGS] ?? field;
+  const { candidate, words, deliveries, figures, figure } = whatIf(recording, { overrides, budget, seed, fieldName, context: 'flags' });
   const output = {
     endpoint: recording.endpoint,
     from: recording.from,
     to: recording.to,
     complete: recording.complete,
-    deliveries: replay.deliveries,
+    deliveries,
     candidate: { policies: candidate.policies, budget: candidate.budget ?? 'off', budgetFrom: candidate.budgetFrom },
     ...figures,
   };
-  emit(!!flags.json, output, () => outageText(recording, candidate, figures, replay.deliveries));
-  if (flags.plot) {
-    const figure = outageFigure({ recording, replayed: replay.seconds, figures, candidate: candidateWords(recording, candidate), seed });
-    await writePlot(flags.plot, renderFigure(figure));
-  }
+  emit(!!flags.json, output, () => outageText(recording, candidate, words, figures, deliveries));
+  if (flags.plot) await writePlot(flags.plot, renderFigure(figure));
 }
 
 /** The policy flags typed, as a policy input: each one is checked against every recorded profile later. */
@@ -108,29 +90,8 @@ function policyOverrides(flags: OutageFlags, typed: (field: keyof OutageFlags) =
 }
 
 /** `--budget off | N/s` and `--budget-burst N` (burst NaN when not given); undefined when neither was given (the recorded one stands). */
-export function budgetFlags(
-  flags: Pick<OutageFlags, 'budget' | 'budgetBurst'>,
-  problems: Problem[],
-): RetryBudgetOptions | null | undefined {
-  if (flags.budget === undefined) {
-    if (flags.budgetBurst !== undefined) problems.push({ field: '--budget-burst', message: 'needs --budget N/s' });
-    return undefined;
-  }
-  if (flags.budget === 'off') {
-    if (flags.budgetBurst !== undefined) problems.push({ field: '--budget-burst', message: 'means nothing with --budget off' });
-    return null;
-  }
-  const rate = /^(\d+(?:\.\d+)?)(?:\/s)?$/.exec(flags.budget.trim());
-  if (!rate || !(Number(rate[1]) > 0)) {
-    problems.push({
-      field: '--budget',
-      message: `must be off or retries per second above 0, such as 10/s, got ${JSON.stringify(flags.budget)}`,
-    });
-    return undefined;
-  }
-  const burst = flags.budgetBurst === undefined ? NaN : wholeNumber(problems, '--budget-burst', flags.budgetBurst, 1);
-  return { perSecond: Number(rate[1]), burst };
-}
+export const budgetFlags = (flags: Pick<OutageFlags, 'budget' | 'budgetBurst'>, problems: Problem[]) =>
+  budgetOf({ budget: flags.budget, burst: flags.budgetBurst }, problems, { budget: '--budget', burst: '--budget-burst' });
 
 async function loadRecording(flags: OutageFlags, since: Date | undefined): Promise<OutageRecording> {
   if (flags.fromFile !== undefined) {
@@ -140,40 +101,10 @@ async function loadRecording(flags: OutageFlags, since: Date | undefined): Promi
   return fetchRecording(flags, flags.fromEndpoint!, since);
 }
 
-/** The recorded policies with the flags applied (a problem names the flag and the profile), and the budget. */
-function candidateOf(recording: OutageRecording, overrides: BackoffPolicyInput, budget: RetryBudgetOptions | null | undefined): Candidate {
-  const problems: Problem[] = [];
-  const policies = recording.profiles.map((p: ArrivalProfile) => {
-    const input = { ...p.policy, ...overrides };
-    const found = policyProblems(input, { kind: p.kind });
-    for (const q of found)
-      problems.push({
-        field: POLICY_FLAGS[q.field as keyof typeof POLICY_FLAGS] ?? q.field,
-        message: `${q.message} (${p.kind} deliveries)`,
-      });
-    return found.length ? p.policy : validatePolicy(input, { kind: p.kind });
-  });
-  if (problems.length) throw new InvalidInputError(problems, 'flags');
-  const recorded = recording.budget;
-  if (budget !== undefined) {
-    const burst =
-      budget && !Number.isNaN(budget.burst) ? budget.burst : typeof recorded === 'object' ? recorded.burst : DEFAULT_RETRY_BUDGET.burst;
-    return { policies, budget: budget && { perSecond: budget.perSecond, burst }, budgetFrom: 'flags' };
-  }
-  if (recorded === 'unknown') return { policies, budget: DEFAULT_RETRY_BUDGET, budgetFrom: 'default' };
-  return { policies, budget: recorded === 'off' ? null : recorded, budgetFrom: 'recorded' };
-}
-
-function candidateWords(recording: OutageRecording, c: Candidate): string {
-  const budget = c.budget ? `retry budget ${c.budget.perSecond}/s, burst ${c.budget.burst}` : 'no retry budget';
-  const from = { flags: '', recorded: ' (as recorded)', default: ' (assumed: the workers did not report theirs)' }[c.budgetFrom];
-  const policies = [...new Set(c.policies.map((p, i) => `${recording.profiles[i]!.kind}: ${describePolicy(p)}`))];
-  return `${policies.join('; ') || 'no deliveries recorded'}; ${budget}${from}`;
-}
-
 function outageText(
   recording: OutageRecording,
   c: Candidate,
+  words: string,
   f: { recorded: OutageFigures; replayed: OutageFigures },
   deliveries: number,
 ): string[] {
@@ -197,7 +128,7 @@ function outageText(
   return [
     `${recording.endpoint}, ${recording.from} → ${recording.to}${recording.complete ? '' : ' (the detail of earlier times is no longer kept)'}`,
     `${periods.length} failure period${periods.length === 1 ? '' : 's'}${periods.length ? `: ${periods.join(', ')}` : ''}; ${n(deliveries)} deliveries replayed`,
-    `replayed under: ${candidateWords(recording, c)}`,
+    `replayed under: ${words}`,
     '',
     ...[['', 'recorded', 'replayed'] as const, ...rows].map(([name, a, b]) => `${name.padEnd(26)}${a.padStart(12)}${b.padStart(width)}`),
   ];

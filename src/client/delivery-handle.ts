@@ -124,8 +124,9 @@ export class DeliveryHandle {
       lastAttemptAt: result.lastAttemptAt,
       nextAttemptAt: null,
       lastError: result.lastError,
-      attemptLog: [],
+      attemptLog: result.attemptLog ?? [],
       summary: `${result.outcome}: ${result.reason}`,
+      ...(result.policy && { policy: result.policy }),
       pause: null,
     };
   }

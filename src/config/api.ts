@@ -25,6 +25,8 @@ export interface ApiSettings {
   keepAliveTimeoutMs: number;
   /** Connections open at once from one address (more are closed at once); null: no cap. */
   maxConnectionsPerAddress: number | null;
+  /** The Temporal UI the console's delivery pages link to; null: no link. */
+  temporalUiUrl?: string | null;
 }
 
 export interface ApiFlags {
@@ -63,6 +65,7 @@ export function apiSettingsFromEnv(env: Environment = process.env, flags: ApiFla
   const shutdownGraceMs = readShutdownGrace(reader);
   const timeouts = readTimeouts(reader);
   const maxConnectionsPerAddress = readConnectionCap(reader);
+  const temporalUiUrl = readTemporalUi(reader);
   reader.done();
   return {
     host: flags.host ?? '127.0.0.1',
@@ -74,7 +77,21 @@ export function apiSettingsFromEnv(env: Environment = process.env, flags: ApiFla
     shutdownGraceMs,
     ...timeouts,
     maxConnectionsPerAddress,
+    temporalUiUrl,
   };
+}
+
+export const DEFAULT_TEMPORAL_UI_URL = 'http://localhost:8233';
+
+/** REDELIVER_TEMPORAL_UI_URL: an http(s) URL (a trailing slash dropped), or off. */
+function readTemporalUi(reader: EnvReader): string | null {
+  const raw = reader.string('REDELIVER_TEMPORAL_UI_URL') ?? DEFAULT_TEMPORAL_UI_URL;
+  if (raw.trim() === 'off') return null;
+  if (!/^https?:\/\/[^\s]+$/.test(raw.trim())) {
+    reader.problem('REDELIVER_TEMPORAL_UI_URL', `must be an http(s) URL of the Temporal UI, or off; got ${JSON.stringify(raw)}`);
+    return null;
+  }
+  return raw.trim().replace(/\/+$/, '');
 }
 
 /** A duration above 0 (`30s`, `5m`; a bare number is ms), or the fallback when unset. */

@@ -288,6 +288,12 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     default: '`100/s`',
   },
   {
+    name: 'REDELIVER_TEMPORAL_UI_URL',
+    readBy: ['api'],
+    meaning: "the Temporal UI the console's delivery pages link to; off: no link",
+    default: 'http://localhost:8233 (the UI of `redeliver dev`)',
+  },
+  {
     name: 'REDELIVER_API_BODY_LIMIT',
     readBy: ['api'],
     meaning: 'largest request body, in bytes (413 above it)',

@@ -1,4 +1,4 @@
-import type { Classification } from '../classify/types';
+import type { Classification, Verdict } from '../classify/types';
 import { nextDelay } from '../policy/backoff';
 import { mqttQos } from './summary';
 import type { AttemptRecord, Delivery, Outcome } from './types';
@@ -13,13 +13,46 @@ export interface LoggedAttempt {
   durationMs: number;
   code: string;
   ok: boolean;
+  /** The classifier's verdict, its sentence (the endpoint's answer in words), the server's hint: when known. */
+  class?: Verdict;
+  reason?: string;
+  retryAfterMs?: number;
+}
+
+/** The longest answer the log keeps of one attempt (the classifier's sentence quotes at most 200 characters of the server's). */
+export const ATTEMPT_ANSWER_LENGTH = 400;
+
+/** One attempt as the log keeps it: times in ISO, the answer cut to ATTEMPT_ANSWER_LENGTH. */
+export function attemptRecord(entry: LoggedAttempt): AttemptRecord {
+  const { attempt, code, ok } = entry;
+  return {
+    attempt,
+    startedAt: new Date(entry.startedAt).toISOString(),
+    durationMs: Math.round(entry.durationMs),
+    code,
+    ok,
+    ...(entry.class !== undefined && { class: entry.class }),
+    ...(entry.reason !== undefined && { answer: entry.reason.slice(0, ATTEMPT_ANSWER_LENGTH) }),
+    ...(entry.retryAfterMs !== undefined && { retryAfterMs: entry.retryAfterMs }),
+  };
 }
 
 /** The attempt log with `entry` appended, keeping the latest ATTEMPT_LOG_SIZE. */
 export function logAttempt(log: readonly AttemptRecord[], entry: LoggedAttempt): AttemptRecord[] {
-  const { attempt, code, ok } = entry;
-  const record = { attempt, startedAt: new Date(entry.startedAt).toISOString(), durationMs: Math.round(entry.durationMs), code, ok };
-  return [...log, record].slice(-ATTEMPT_LOG_SIZE);
+  return [...log, attemptRecord(entry)].slice(-ATTEMPT_LOG_SIZE);
+}
+
+/** What the log keeps of an attempt's verdict: the classifier's class (a success's: `success`), its sentence, the server's hint. */
+export function verdictOf(result: {
+  reason: string;
+  class?: Verdict;
+  retryAfterMs?: number;
+}): Pick<LoggedAttempt, 'class' | 'reason' | 'retryAfterMs'> {
+  return {
+    class: result.class ?? 'success',
+    reason: result.reason,
+    ...(result.retryAfterMs !== undefined && { retryAfterMs: result.retryAfterMs }),
+  };
 }
 
 /** Telemetry at QoS 0 is sent once or not at all (MQTT's "at most once"): never retried, never held for later. */

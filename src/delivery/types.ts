@@ -1,5 +1,5 @@
 import type { BackoffPolicy, BackoffPolicyInput, MessageKind } from '../policy/types';
-import type { ClassOverrides, ErrorClass } from '../classify/types';
+import type { ClassOverrides, ErrorClass, Verdict } from '../classify/types';
 
 export type { MessageKind };
 
@@ -178,6 +178,12 @@ export interface AttemptRecord {
   /** `http-202`, `http-503`, `net-ECONNREFUSED`, `timeout`, … */
   code: string;
   ok: boolean;
+  /** How the classifier judged it (`success`, `transient`, …); absent in attempts logged before it was kept. */
+  class?: Verdict;
+  /** The endpoint's answer, in the classifier's words (quoting what the server said). */
+  answer?: string;
+  /** The wait the server asked for (Retry-After), in ms, when it gave a usable one. */
+  retryAfterMs?: number;
 }
 
 /** Read by `status`: where a delivery stands now. Field names are stable (JSON output). */
@@ -200,6 +206,8 @@ export interface DeliveryStatus {
   attemptLog: AttemptRecord[];
   /** One sentence: what the delivery is doing. */
   summary: string;
+  /** Its retry policy in words, where the reader knows it. */
+  policy?: string;
   /** Set while paused: why, and since when. */
   pause: { reason: string; since: string } | null;
   /** Ordered deliveries only: its key, and while it is queued, the earlier delivery it waits for. */
@@ -227,6 +235,10 @@ export interface DeliveryResult {
   lastError: AttemptError | null;
   /** Why it ended so, in words. */
   reason: string;
+  /** Its last attempts (most recent last), at most 20; absent from deliveries that ended before it was kept. */
+  attemptLog?: AttemptRecord[];
+  /** Its retry policy in words (absent from deliveries that ended before it was kept). */
+  policy?: string;
   /** Dead letters only: the whole delivery (message, target, policy), kept for redrive. */
   message?: Delivery;
   /** Set when this process has no key to read the result: outcome and attempts come from the search attributes. */

@@ -13,9 +13,10 @@ import {
   type StartPlace,
 } from '../contract';
 import type { ErrorClass } from '../classify/types';
-import { afterFailure, logAttempt } from '../delivery/after-failure';
+import { afterFailure, logAttempt, verdictOf } from '../delivery/after-failure';
 import { attemptError } from '../delivery/attempt-error';
 import { refusal } from '../errors';
+import { describePolicy } from '../policy/describe';
 import { expiresAt, humanDuration, waitingSummary } from '../delivery/summary';
 import type {
   AttemptError,
@@ -133,6 +134,7 @@ export class DeliveryTracker {
       lastError: this.lastError,
       attemptLog: [...this.attemptLog],
       summary: this.shown.summary,
+      policy: describePolicy(d.policy),
       pause: pause && { reason: pause.reason, since: new Date(pause.since).toISOString() },
       ...(this.ordering && { ordering: { ...this.ordering } }),
     };
@@ -400,6 +402,8 @@ export class DeliveryTracker {
       lastAttemptAt: iso(this.lastAttemptAt),
       lastError: this.lastError,
       reason,
+      attemptLog: [...this.attemptLog],
+      policy: describePolicy(d.policy),
       ...(outcome !== 'delivered' && { message: d }),
     };
   }
@@ -416,10 +420,10 @@ export class DeliveryTracker {
   }
 
   /** Records an attempt in the log; when it ended. */
-  private recordAttempt(startedAt: number, result: { durationMs: number; code: string }, ok: boolean, endedAt = this.now()): number {
+  private recordAttempt(startedAt: number, result: AttemptSuccess | AttemptFailureDetails, ok: boolean, endedAt = this.now()): number {
     this.lastAttemptAt = endedAt;
     const { durationMs, code } = result;
-    this.attemptLog = logAttempt(this.attemptLog, { attempt: this.attempts, startedAt, durationMs, code, ok });
+    this.attemptLog = logAttempt(this.attemptLog, { attempt: this.attempts, startedAt, durationMs, code, ok, ...verdictOf(result) });
     return this.lastAttemptAt;
   }
 

@@ -180,7 +180,7 @@ export class HoldState {
     const startedAt = Date.parse(a.startedAt);
     m.attempts = a.attempt;
     m.lastAttemptAt = startedAt + a.durationMs;
-    m.attemptLog = logAttempt(m.attemptLog, { ...a, startedAt });
+    m.attemptLog = logAttempt(m.attemptLog, { ...a, startedAt, ...(a.answer !== undefined && { reason: a.answer }) });
     if (r.error) m.lastError = r.error;
   }
 }

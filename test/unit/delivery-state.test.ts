@@ -122,7 +122,7 @@ describe('attempts and their outcomes', () => {
     expect(d.status().nextAttemptAt).toBe(iso(T0 + 10 + 1_000 + 10 + 2_000 + 10 + 4_000));
   });
 
-  test('delivered: the result names the attempt and keeps no copy of the message', () => {
+  test('delivered: the result names the attempt, keeps each attempt with its verdict and the policy in words, and no copy of the message', () => {
     const { d, upserts, attempt, turn } = tracked();
     attempt(http503);
     turn();
@@ -136,6 +136,19 @@ describe('attempts and their outcomes', () => {
       lastAttemptAt: iso(T0 + 10 + 1_000 + 10),
       lastError: expect.objectContaining({ code: 'http-503', attempt: 1 }),
       reason: 'HTTP 200 on attempt 2',
+      attemptLog: [
+        {
+          attempt: 1,
+          startedAt: iso(T0),
+          durationMs: 12,
+          code: 'http-503',
+          ok: false,
+          class: 'server',
+          answer: 'HTTP 503 Service Unavailable',
+        },
+        { attempt: 2, startedAt: iso(T0 + 10 + 1_000), durationMs: 10, code: 'http-200', ok: true, class: 'success', answer: 'HTTP 200' },
+      ],
+      policy: expect.stringMatching(/^no jitter .* window 1 s ×2 per attempt up to 5 min; unlimited attempts; expires 7 d/),
     });
     expect(upserts.at(-1)).toEqual({ DeliveryState: 'delivered', Attempts: 2 });
     expect(d.status()).toMatchObject({ state: 'delivered', nextAttemptAt: null, summary: 'delivered: HTTP 200 on attempt 2' });

@@ -3,11 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startDevServer, type DevServer } from '../../../src/dev/dev-server';
 import { startFlakyEndpoint, type FlakyEndpoint } from '../../../src/demo/flaky-endpoint';
 import type { DeliveryHandle } from '../../../src/client/index';
 import { parseKeyRing } from '../../../src/encryption/keys';
+import { launchChromium } from '../../support/browser';
 import { CLI } from '../../support/cli';
 import { freePort } from '../../support/ports';
 import { startHarness, type Harness } from '../../support/temporal';
@@ -27,18 +28,7 @@ beforeAll(async () => {
   server = await startDevServer({ port: await freePort(), uiPort: await freePort(), logFile: path.join(dir, 'temporal.log') });
   uiUrl = server.uiUrl!;
   [h, endpoint] = await Promise.all([startHarness(server.address), startFlakyEndpoint()]);
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
