@@ -129,7 +129,15 @@ test('the handed-over delivery: its status counts the batch’s attempt 1, and p
   );
   expect(waiting).toMatchObject({ attempts: 1, lastAttemptAt: row!.at, lastError: { code: 'http-503', attempt: 1 } });
   expect(waiting.attemptLog).toEqual([
-    { attempt: 1, startedAt: waiting.firstAttemptAt, durationMs: expect.any(Number), code: 'http-503', ok: false },
+    {
+      attempt: 1,
+      startedAt: waiting.firstAttemptAt,
+      durationMs: expect.any(Number),
+      code: 'http-503',
+      ok: false,
+      class: 'server',
+      answer: expect.stringMatching(/^HTTP 503 Service Unavailable: .*the endpoint said: scripted failure/),
+    },
   ]);
   expect(Date.parse(waiting.nextAttemptAt!) - Date.parse(row!.at)).toBe(3_600_000);
   expect(waiting.summary).toMatch(/^waiting (1 h|59 min) after HTTP 503 — attempt 2 next/);
