@@ -193,6 +193,21 @@ export const acceptedInBatchSchema = z
   .meta({ id: 'AcceptedInBatch' });
 export const submitResponse = z.union([acceptedSchema, z.array(acceptedInBatchSchema)]);
 
+const attemptRecord = z
+  .object({
+    attempt: z.number().int(),
+    startedAt: z.string(),
+    durationMs: z.number(),
+    code: z.string(),
+    ok: z.boolean(),
+    class: z
+      .enum([...CLASSES, 'success'])
+      .optional()
+      .meta({ description: "the classifier's verdict" }),
+    answer: z.string().optional().meta({ description: "the endpoint's answer, in the classifier's words (quoting the server)" }),
+    retryAfterMs: z.number().optional().meta({ description: 'the wait the server asked for (Retry-After), in ms' }),
+  })
+  .meta({ id: 'AttemptRecord' });
 const attemptError = z
   .object({ class: z.enum(CLASSES), code: z.string(), reason: z.string(), attempt: z.number().int(), at: z.string() })
   .meta({ id: 'AttemptError' });
@@ -214,10 +229,9 @@ export const statusSchema = z
     lastAttemptAt: time,
     nextAttemptAt: time,
     lastError: attemptError.nullable(),
-    attemptLog: z.array(
-      z.object({ attempt: z.number().int(), startedAt: z.string(), durationMs: z.number(), code: z.string(), ok: z.boolean() }),
-    ),
+    attemptLog: z.array(attemptRecord),
     summary: z.string(),
+    policy: z.string().optional().meta({ description: 'its retry policy in words, where the reader knows it' }),
     pause: z.object({ reason: z.string(), since: z.string() }).nullable(),
     ordering: z
       .object({
@@ -250,6 +264,8 @@ export const resultSchema = z
     lastAttemptAt: time,
     lastError: attemptError.nullable(),
     reason: z.string(),
+    attemptLog: z.array(attemptRecord).optional().meta({ description: 'its last attempts, at most 20' }),
+    policy: z.string().optional().meta({ description: 'its retry policy in words' }),
     message: z
       .object({
         deliveryId: z.string(),
