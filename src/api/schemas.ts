@@ -219,7 +219,7 @@ export const statusSchema = z
     deliveryId: z.string(),
     messageId: z.string(),
     kind: z.enum(KINDS),
-    qos: z.union([z.literal(0), z.literal(1), z.null()]),
+    qos: z.literal([0, 1]).nullable(),
     tenant: z.string(),
     device: z.string(),
     endpoint: z.string(),
