@@ -4,7 +4,7 @@ import { InvalidInputError, type Problem } from '../errors';
 import { plotFormat, renderFigure, writePlot } from '../plot';
 import { formatDuration, policyProblems, type BackoffPolicyInput } from '../policy';
 import type { OutageFigures } from '../simulate';
-import { budgetOf, whatIf, type Candidate } from '../simulate/what-if';
+import { budgetOf, figureRows, whatIf, type Candidate } from '../simulate/what-if';
 import { parseOutageRecording } from '../simulate/outage-file';
 import type { ConnectionFlags } from './connection';
 import { fetchRecording } from './endpoint-export';
@@ -109,18 +109,7 @@ function outageText(
   deliveries: number,
 ): string[] {
   const n = (x: number) => x.toLocaleString('en-US');
-  const lateness = (l: OutageFigures['lateness']) =>
-    l ? `${formatDuration(l.p50Ms)} / ${formatDuration(l.p95Ms)} / ${formatDuration(l.maxMs)}` : '-';
-  const rows: [string, string, string][] = [
-    ['requests', n(f.recorded.requests), n(f.replayed.requests)],
-    ['requests while down', n(f.recorded.requestsWhileDown), n(f.replayed.requestsWhileDown)],
-    ['peak after recovery (/s)', n(f.recorded.peakAfterRecovery), n(f.replayed.peakAfterRecovery)],
-    ['drain (s)', String(f.recorded.drainSeconds), String(f.replayed.drainSeconds)],
-    ['last retry (s)', String(f.recorded.lastRetrySeconds), String(f.replayed.lastRetrySeconds)],
-    ['expired', n(f.recorded.expired), n(f.replayed.expired)],
-    ['exhausted', n(f.recorded.exhausted), n(f.replayed.exhausted)],
-    ['lateness p50 / p95 / max', lateness(f.recorded.lateness), lateness(f.replayed.lateness)],
-  ];
+  const rows = figureRows(f);
   const width = 4 + Math.max(...rows.map(([, , b]) => b.length));
   const periods = recording.periods.map(
     (p) => `${p.reason} for ${formatDuration(Date.parse(p.to) - Date.parse(p.from))}${p.ongoing ? ' (still failing)' : ''}`,

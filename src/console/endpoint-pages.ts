@@ -6,7 +6,7 @@ import { InvalidInputError, type Problem } from '../errors';
 import { renderFigure } from '../plot';
 import { endpointTimelineFigure } from '../plot/endpoints';
 import { formatDuration, policyProblems, type BackoffPolicyInput } from '../policy';
-import { budgetOf, whatIf, type WhatIf } from '../simulate/what-if';
+import { budgetOf, figureRows, whatIf, type WhatIf } from '../simulate/what-if';
 import { timeFrom } from '../validation/filter';
 import { wholeNumber } from '../validation/whole-number';
 import type { ConsolePage, ConsoleScope } from './types';
@@ -156,18 +156,4 @@ async function replayed(page: ConsolePage, scope: ConsoleScope, endpoint: string
   if (problems.length) throw new InvalidInputError(problems, 'what-if');
   const recording = await scope.options.api.redeliver.endpointRecording(endpoint, since);
   return whatIf(recording, { overrides: overrides as BackoffPolicyInput, budget, seed });
-}
-
-function figureRows(f: WhatIf['figures']): [string, string, string][] {
-  const lateness = (l: WhatIf['figures']['recorded']['lateness']) =>
-    l ? `${formatDuration(l.p50Ms)} / ${formatDuration(l.p95Ms)} / ${formatDuration(l.maxMs)}` : '-';
-  return [
-    ['requests', String(f.recorded.requests), String(f.replayed.requests)],
-    ['requests while down', String(f.recorded.requestsWhileDown), String(f.replayed.requestsWhileDown)],
-    ['peak after recovery (/s)', String(f.recorded.peakAfterRecovery), String(f.replayed.peakAfterRecovery)],
-    ['drain (s)', String(f.recorded.drainSeconds), String(f.replayed.drainSeconds)],
-    ['expired', String(f.recorded.expired), String(f.replayed.expired)],
-    ['exhausted', String(f.recorded.exhausted), String(f.replayed.exhausted)],
-    ['lateness p50 / p95 / max', lateness(f.recorded.lateness), lateness(f.replayed.lateness)],
-  ];
 }

@@ -4,7 +4,7 @@ import type { ArrivalProfile } from '../endpoints/types';
 import { InvalidInputError, type Problem } from '../errors';
 import { outageFigure } from '../plot/outage';
 import type { Figure } from '../plot';
-import { describePolicy, policyProblems, validatePolicy, type BackoffPolicy, type BackoffPolicyInput } from '../policy';
+import { describePolicy, formatDuration, policyProblems, validatePolicy, type BackoffPolicy, type BackoffPolicyInput } from '../policy';
 import { wholeNumber } from '../validation/whole-number';
 import { recordedFigures, replayOutage, type OutageFigures } from './index';
 
@@ -112,4 +112,21 @@ export function budgetOf(
   }
   const burst = typed.burst === undefined ? NaN : wholeNumber(problems, names.burst, typed.burst, 1);
   return { perSecond: Number(rate[1]), burst };
+}
+
+/** The recorded and replayed figures side by side, as rows of text: name, recorded, replayed (numbers in en-US). */
+export function figureRows(f: WhatIf['figures']): [string, string, string][] {
+  const n = (x: number) => x.toLocaleString('en-US');
+  const lateness = (l: OutageFigures['lateness']) =>
+    l ? `${formatDuration(l.p50Ms)} / ${formatDuration(l.p95Ms)} / ${formatDuration(l.maxMs)}` : '-';
+  return [
+    ['requests', n(f.recorded.requests), n(f.replayed.requests)],
+    ['requests while down', n(f.recorded.requestsWhileDown), n(f.replayed.requestsWhileDown)],
+    ['peak after recovery (/s)', n(f.recorded.peakAfterRecovery), n(f.replayed.peakAfterRecovery)],
+    ['drain (s)', String(f.recorded.drainSeconds), String(f.replayed.drainSeconds)],
+    ['last retry (s)', String(f.recorded.lastRetrySeconds), String(f.replayed.lastRetrySeconds)],
+    ['expired', n(f.recorded.expired), n(f.replayed.expired)],
+    ['exhausted', n(f.recorded.exhausted), n(f.replayed.exhausted)],
+    ['lateness p50 / p95 / max', lateness(f.recorded.lateness), lateness(f.replayed.lateness)],
+  ];
 }

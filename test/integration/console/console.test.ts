@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
