@@ -3,7 +3,8 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { clusterDown, clusterUp, type ClusterState } from '../src/cluster/cluster';
+import { clusterDown, clusterUp, stopService, type ClusterState } from '../src/cluster/cluster';
+import { POSTGRES_USER } from '../src/cluster/postgres';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
 import { freePort } from '../src/dev/ports';
 import { cpuMsOf, round, rssOf, type BenchServer } from './harness';
@@ -75,10 +76,17 @@ export async function clusterComparison(dev: BenchServer, sink: FlakyEndpoint, s
   }
 }
 
-type ClusterBench = BenchServer & { cpuByService(): Record<string, number>; historyMetrics(): Promise<HistogramSums> };
+export type ClusterBench = BenchServer & {
+  cpuByService(): Record<string, number>;
+  historyMetrics(): Promise<HistogramSums>;
+  /** The cluster's PostgreSQL: where it listens, the user Temporal connects as (a superuser), its postmaster's pid. */
+  postgres: { port: number; user: string; password: string; pid: number };
+  /** Stops Temporal's services, PostgreSQL goes on (bench/peers.ts: pg-boss on the same PostgreSQL, alone). */
+  stopTemporal(): Promise<void>;
+};
 
 /** A fresh cluster in a temporary folder, with a client on it; its CPU and memory are every Temporal service's and PostgreSQL's. */
-async function startClusterBench(): Promise<ClusterBench> {
+export async function startClusterBench(): Promise<ClusterBench> {
   const dir = path.join(tmpdir(), `redeliver-bench-cluster-${randomUUID().slice(0, 8)}`);
   const state = await clusterUp({ dir, port: await freePort(), historyHosts: 2, uiPort: null, log: (line) => console.log(`  ${line}`) });
   const connection = await Connection.connect({ address: state.address });
@@ -92,6 +100,13 @@ async function startClusterBench(): Promise<ClusterBench> {
     serverRss: () => sum(state.services.map((s) => rssOf(s.pid))),
     cpuByService,
     historyMetrics: () => historyMetrics(state),
+    postgres: (() => {
+      const pg = state.services.find((s) => s.name === 'postgresql')!;
+      return { port: pg.port, user: POSTGRES_USER, password: state.postgres.password, pid: pg.pid };
+    })(),
+    async stopTemporal() {
+      for (const s of state.services.filter((s) => s.name !== 'postgresql')) await stopService(dir, s.name);
+    },
     async stop() {
       await connection.close();
       await clusterDown(dir);
@@ -105,7 +120,11 @@ async function startClusterBench(): Promise<ClusterBench> {
  * its live children and the ones it has reaped (`cutime`, `cstime`).
  */
 function serviceCpuMs(name: string, pid: number): number {
-  if (name !== 'postgresql') return cpuMsOf(pid);
+  return name === 'postgresql' ? postgresCpuMs(pid) : cpuMsOf(pid);
+}
+
+/** PostgreSQL's CPU ms: its postmaster's, its live children's (a process per connection) and its reaped children's. */
+export function postgresCpuMs(pid: number): number {
   const reaped = (() => {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[13]) + Number(fields[14])) * 10;

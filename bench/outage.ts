@@ -28,7 +28,7 @@ export interface OutageSizes {
 
 /** One system through the outage: what reached the endpoint, what did not, how long the backlog took. */
 export interface OutageRow {
-  system: 'redeliver' | 'bullmq';
+  system: 'redeliver' | 'bullmq' | 'pg-boss';
   offered: number;
   /** The rate the producer achieved (messages ÷ first to last submit). */
   offeredPerSecond: number;
@@ -47,7 +47,7 @@ export interface OutageRow {
   requestsWhileDown: number;
   requests: number;
   workerPeakRssMb: number;
-  /** The dev server's (redeliver) or redis-server's (BullMQ), sampled every 500 ms during the run. */
+  /** The dev server's (redeliver) or redis-server's (BullMQ), sampled every 500 ms during the run (bench/peers.ts: the cluster's, PostgreSQL's). */
   serverPeakRssMb: number;
 }
 
@@ -175,7 +175,7 @@ async function bullmqOutage(bench: BenchServer, sink: FlakyEndpoint, sizes: Outa
   }
 }
 
-interface OutageSystem {
+export interface OutageSystem {
   system: OutageRow['system'];
   path: string;
   into?: ProduceRun['into'];
@@ -189,7 +189,7 @@ interface OutageSystem {
  * endpoint's path is down from t0 + downFrom until t0 + downUntil; then waits until every message was
  * delivered or ended, and reads the endpoint's log.
  */
-async function runOutage(
+export async function runOutage(
   sink: FlakyEndpoint,
   producer: WorkerProcess,
   sizes: OutageSizes,

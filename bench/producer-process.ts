@@ -1,7 +1,8 @@
 /**
- * A producer in a process of its own, for the latency and outage benchmarks (redeliver-volume.ts, outage.ts):
- * `node producer-process.js <address> <taskQueue>`. On a ProduceRun message it hands that many messages, one at a
- * time at a steady rate, to a Redeliver batcher (or a BullMQ queue, or a batcher whose batches go nowhere), and
+ * A producer in a process of its own, for the latency and outage benchmarks (redeliver-volume.ts, outage.ts, peers.ts):
+ * `node producer-process.js <address> <taskQueue>` (address `none`: no Temporal, for pg-boss and BullMQ runs only). On
+ * a ProduceRun message it hands that many messages, one at a time at a steady rate, to a Redeliver batcher (or a
+ * BullMQ queue, a pg-boss queue, or a batcher whose batches go nowhere), and
  * answers `{ submittedAt, acceptedAt }` (epoch ms of each `submit` call, by message index; when the last was
  * accepted), or `{ error }`. Its own process, so that its work does not delay the sink's clock in the benchmark's process.
  */
@@ -13,6 +14,7 @@ import { Redeliver } from '../src/client/index';
 import type { DeliveryInput } from '../src/delivery/types';
 import type { PostJob } from './bullmq-worker-process';
 import { benchMessage } from './volume-message';
+import type { PgBossConnection } from './pgboss-options';
 import { answerStats } from './process-stats';
 
 export interface ProduceRun {
@@ -27,10 +29,13 @@ export interface ProduceRun {
   startAt?: number;
   /**
    * Where the messages go: Redeliver's batcher (default); a BullMQ queue (one `add` a message, as a gateway
-   * adds them); or `nowhere`: the same batcher whose batches are dropped instead of started, the producer's
-   * own ceiling without a queue behind it.
+   * adds them); a pg-boss queue (one `send` a message; the queue has the retry policy); or `nowhere`: the same
+   * batcher whose batches are dropped instead of started, the producer's own ceiling without a queue behind it.
    */
-  into?: { bullmq: { port: number; queue: string; jobOptions: JobsOptions } } | 'nowhere';
+  into?:
+    | { bullmq: { port: number; queue: string; jobOptions: JobsOptions } }
+    | { pgboss: { connection: PgBossConnection; queue: string } }
+    | 'nowhere';
 }
 
 /** The answer to a ProduceRun. */
@@ -48,35 +53,53 @@ interface Target {
 async function main(): Promise<void> {
   const [address, taskQueue] = process.argv.slice(2);
   if (!address || !taskQueue) throw new Error('usage: producer-process <address> <taskQueue>');
-  const client = new Client({ connection: await Connection.connect({ address }) });
-  const redeliver = new Redeliver(client, { taskQueue });
+  const client = address === 'none' ? undefined : new Client({ connection: await Connection.connect({ address }) });
+  const redeliver = client && new Redeliver(client, { taskQueue });
   answerStats();
   process.on('message', (msg) => {
     if (typeof msg !== 'object' || msg === null) return;
     const run = msg as ProduceRun;
-    produce(targetOf(redeliver, run), run).then(
-      (submittedAt) => process.send?.({ submittedAt, acceptedAt: Date.now() } satisfies Produced),
-      (err: Error) => process.send?.({ error: err.message }),
-    );
+    Promise.resolve()
+      .then(() => produce(targetOf(redeliver, run), run))
+      .then(
+        (submittedAt) => process.send?.({ submittedAt, acceptedAt: Date.now() } satisfies Produced),
+        (err: Error) => process.send?.({ error: err.message }),
+      );
   });
-  process.once('SIGTERM', () => void client.connection.close().then(() => process.exit(0)));
+  process.once('SIGTERM', () => void (client?.connection.close() ?? Promise.resolve()).then(() => process.exit(0)));
   process.send?.('ready');
 }
 
-function targetOf(redeliver: Redeliver, run: ProduceRun): Target {
+function targetOf(redeliver: Redeliver | undefined, run: ProduceRun): Target {
+  if (typeof run.into === 'object' && 'pgboss' in run.into) return pgbossTarget(run.into.pgboss);
+  if (typeof run.into === 'object' && 'bullmq' in run.into) return bullmqTarget(run.into.bullmq);
+  if (!redeliver) throw new Error('a producer started without a Temporal address feeds pg-boss or BullMQ only');
   if (run.into === undefined) return batcherTarget(redeliver.batcher());
   if (run.into === 'nowhere') {
     // what the batcher does before a start (validation, fingerprints, cutting into batches), and no start
     const startBatch = async (b: { batchId: string }) => ({ batchId: b.batchId, created: true }) as BatchHandle;
     return batcherTarget(new Batcher({ validate: (input) => redeliver.validate(input), startBatch }));
   }
-  const { port, queue: name, jobOptions } = run.into.bullmq;
+  throw new Error(`unknown target ${JSON.stringify(run.into)}`);
+}
+
+function bullmqTarget({ port, queue: name, jobOptions }: { port: number; queue: string; jobOptions: JobsOptions }): Target {
   const queue = new Queue<PostJob>(name, { connection: { host: '127.0.0.1', port } });
   return {
     // benchMessage's target is a URL
     submit: (input, messageId) =>
       queue.add('post', { url: String(input.target), messageId, body: JSON.stringify(input.payload) }, { ...jobOptions, jobId: messageId }),
     close: () => queue.close(),
+  };
+}
+
+/** pg-boss (loaded when used: an ES module, which Node 20 `require`s from 20.19 on): one `send` a message, on a pool of its own. */
+function pgbossTarget({ connection, queue }: { connection: PgBossConnection; queue: string }): Target {
+  const started = import('pg-boss').then(({ PgBoss }) => new PgBoss(connection).start());
+  return {
+    submit: async (input, messageId) =>
+      (await started).send(queue, { url: String(input.target), messageId, body: JSON.stringify(input.payload) } satisfies PostJob),
+    close: async () => (await started).stop({ graceful: true, timeout: 5_000 }),
   };
 }
 

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only throughput,cost,timers,storm,parked,volume,cluster,api,bridge,ordering,deadline,outage]`: the benchmarks of
+ * `npm run bench [-- --quick] [-- --only throughput,cost,timers,storm,parked,volume,cluster,api,bridge,ordering,deadline,outage,peers]`: the benchmarks of
  * bench/README.md on a local dev server with file persistence. Writes bench/results/results.json,
  * results.md and plots (bench/results/quick/ for --quick); sections not run this time are kept from the
  * previous results.json. Not part of `npm test`.
@@ -19,6 +19,7 @@ import { round, startBenchServer, BENCH_SQLITE_PRAGMAS } from './harness';
 import { orderingThroughput, type OrderingRow } from './ordering';
 import { outage, type OutageResults, type OutageRow } from './outage';
 import { parkedCapacity, type ParkedRow } from './parked';
+import { peers, peersReport, type PeersResults } from './peers';
 import { retryCost, type RetryCostRow } from './retry-cost';
 import { retryStorm, type StormRow } from './retry-storm';
 import { throughput, type ThroughputRow } from './throughput';
@@ -53,6 +54,7 @@ const SIZES = {
       parked: [1_000, 5_000, 10_000],
       parkedBudgetMs: 4 * 60_000,
     },
+    peers: { messages: 20_000, outage: { perSecond: 500, seconds: 120, downFrom: 10, downUntil: 70 } },
   },
   quick: {
     throughput: [200, 1_000],
@@ -69,6 +71,7 @@ const SIZES = {
     // before outage holds, a backlog drains at the retry budget's 10/s: 1,500 messages take minutes
     outage: { perSecond: 100, seconds: 30, downFrom: 5, downUntil: 20 },
     cluster: { single: 200, batch: 1_000, timers: 200, timerWindowMs: 10_000, parked: [500, 1_000], parkedBudgetMs: 60_000 },
+    peers: { messages: 3_000, outage: { perSecond: 100, seconds: 30, downFrom: 5, downUntil: 20 } },
   },
 };
 
@@ -94,6 +97,8 @@ interface Results {
   deadline?: DeadlineRow[];
   /** A steady stream of telemetry through the batcher to an endpoint down for a while, against BullMQ (bench/outage.ts). */
   outage?: OutageResults;
+  /** redeliver on the cluster's PostgreSQL against pg-boss on the same PostgreSQL, BullMQ, the sink alone; the outage on both (bench/peers.ts). */
+  peers?: PeersResults;
   /** When each section was measured: a run with `--only` keeps the other sections of the previous results. */
   measured?: Partial<Record<SectionKey, string>>;
 }
@@ -112,6 +117,7 @@ const SECTIONS = {
   ordering: 'ordering',
   deadline: 'deadline',
   outage: 'outage',
+  peers: 'peers',
 } as const;
 type SectionKey = (typeof SECTIONS)[keyof typeof SECTIONS];
 
@@ -212,6 +218,12 @@ async function main(): Promise<void> {
     if (only.includes('cluster')) {
       console.log('cluster beside the dev server ...');
       results.cluster = await clusterComparison(bench, sink, sizes.cluster);
+      save();
+      sink.received.length = 0;
+    }
+    if (only.includes('peers')) {
+      console.log('durable peers: redeliver and pg-boss on one PostgreSQL ...');
+      results.peers = await peers(sink, sizes.peers);
       save();
       sink.received.length = 0;
     }
@@ -394,6 +406,7 @@ export function report(r: Results): string {
   if (r.ordering) parts.push(...orderingReport(r.ordering));
   if (r.deadline) parts.push(...deadlineReport(r.deadline));
   if (r.outage) parts.push(...outageReport(r.outage));
+  if (r.peers) parts.push(...peersReport(r.peers));
   return `${parts.join('\n')}\n`;
 }
 

@@ -3,7 +3,7 @@ import { mb, round, type WorkerStats } from './harness';
 
 /** One system's run in the volume benchmark (bench/volume.ts). */
 export interface VolumeRow {
-  system: 'bullmq' | 'sink-alone' | 'redeliver-batch' | 'redeliver-batch-unindexed' | 'redeliver-single';
+  system: 'bullmq' | 'pg-boss' | 'sink-alone' | 'redeliver-batch' | 'redeliver-batch-unindexed' | 'redeliver-single';
   messages: number;
   seconds: number;
   perSecond: number;
