@@ -60,9 +60,12 @@ export async function peers(sink: FlakyEndpoint, sizes: PeersSizes): Promise<Pee
   const cluster = await startClusterBench();
   try {
     const pg = peersPostgres(cluster);
-    const pgBefore = pg.cpuMs();
-    const batch = await redeliverBatchVolume(cluster, sink, sizes.messages);
-    add({ ...batch, store: 'Temporal cluster on PostgreSQL', postgresCpuMsPerMessage: round((pg.cpuMs() - pgBefore) / sizes.messages, 3) });
+    // PostgreSQL's CPU read at the same moments as the cluster's (the run reads the server's CPU at its start and end)
+    const pgAt: number[] = [];
+    const measured: ClusterBench = { ...cluster, serverCpuMs: () => (pgAt.push(pg.cpuMs()), cluster.serverCpuMs()) };
+    const batch = await redeliverBatchVolume(measured, sink, sizes.messages);
+    const postgresCpuMsPerMessage = round((pgAt.at(-1)! - pgAt[0]!) / sizes.messages, 3);
+    add({ ...batch, store: 'Temporal cluster on PostgreSQL', postgresCpuMsPerMessage });
     console.log(`  peers outage: redeliver on the cluster ...`);
     const redeliver = await redeliverOutage(cluster, sink, sizes.outage);
     sink.received.length = 0;
@@ -168,7 +171,7 @@ export function peersReport({ postgres, rows, outage }: PeersResults): string[] 
       ]),
     ),
     '',
-    `One PostgreSQL ${postgres.version} (Debian's package), started fresh for the run by \`redeliver cluster up\` in a temporary folder on a free loopback port, as read back from it: ${settings} (PostgreSQL's defaults: every commit is flushed to disk before it is acknowledged). redeliver: the Temporal cluster of section 7 on it (frontend, two history hosts, matching, worker), \`submitBatch\` in batches of 500, a worker in its own process; server CPU is every Temporal service's and PostgreSQL's, measured around the whole run (the worker's start and 50 lookups by id included). pg-boss (npm \`pg-boss\`, a database of its own on the same PostgreSQL, run after Temporal's services were stopped, so that PostgreSQL served it alone): jobs inserted with \`insert\` in chunks of 1,000 to a queue with \`retryLimit: 9, retryDelay: 1, retryBackoff: true\` (its exponential backoff, whole seconds) and a dead letter queue, LISTEN/NOTIFY on; a worker in its own process, \`work()\` with \`batchSize: 10, localConcurrency: 5\` (up to 50 jobs in flight, BullMQ's concurrency), \`burstWhenBatchFull\`, \`perJobResults\` (each job settled on its own), \`pollingIntervalSeconds\` and \`notifyPollingIntervalSeconds\` 0.5 (a retry comes due without a NOTIFY: the default backstop poll of 30 s would hold it that long), POSTing with undici (keep-alive); server CPU is PostgreSQL's (the postmaster and every child, from the first insert until the sink had every message). BullMQ and sink-alone: section 6's (redis-server with the append-only file fsynced once a second, not on every write; the plain undici client's columns are the load generator's). Messages /s: from the first submit, add or insert until the sink had answered every message with a 2xx.`,
+    `One PostgreSQL ${postgres.version} (Debian's package), started fresh for the run by \`redeliver cluster up\` in a temporary folder on a free loopback port, as read back from it: ${settings} (PostgreSQL's defaults: every commit is flushed to disk before it is acknowledged). redeliver: the Temporal cluster of section 7 on it (frontend, two history hosts, matching, worker), \`submitBatch\` in batches of 500, a worker in its own process; server CPU is every Temporal service's and PostgreSQL's. pg-boss (npm \`pg-boss\`, a database of its own on the same PostgreSQL, run after Temporal's services were stopped, so that PostgreSQL served it alone): jobs inserted with \`insert\` in chunks of 1,000 to a queue with \`retryLimit: 9, retryDelay: 1, retryBackoff: true\` (its exponential backoff, whole seconds) and a dead letter queue, LISTEN/NOTIFY on; a worker in its own process, \`work()\` with \`batchSize: 10, localConcurrency: 5\` (up to 50 jobs in flight, BullMQ's concurrency), \`burstWhenBatchFull\`, \`perJobResults\` (each job settled on its own), \`pollingIntervalSeconds\` and \`notifyPollingIntervalSeconds\` 0.5 (a retry comes due without a NOTIFY: the default backstop poll of 30 s would hold it that long), POSTing with undici (keep-alive); server CPU is PostgreSQL's (the postmaster and every child, from the first insert until the sink had every message). BullMQ and sink-alone: section 6's (redis-server with the append-only file fsynced once a second, not on every write; the plain undici client's columns are the load generator's). Messages /s: from the first submit, add or insert until the sink had answered every message with a 2xx.`,
   );
   const alone = rows.find((r) => r.system === 'sink-alone');
   const best = Math.max(...rows.filter((r) => r.system !== 'sink-alone').map((r) => r.perSecond));
