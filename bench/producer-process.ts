@@ -93,12 +93,29 @@ function bullmqTarget({ port, queue: name, jobOptions }: { port: number; queue: 
   };
 }
 
-/** pg-boss (loaded when used: an ES module, which Node 20 `require`s from 20.19 on): one `send` a message, on a pool of its own. */
+/** Connections of the pg-boss producer's pool: a send is one INSERT and its commit, and 500 a second need more than the default 10. */
+const PGBOSS_PRODUCER_POOL = 50;
+
+/**
+ * pg-boss (loaded when used: an ES module, which Node 20 `require`s from 20.19 on): one `send` a message, on a pool
+ * of its own; a send that fails (a connection not free within pg-boss's 10 s) is sent again after 200 ms, as a
+ * gateway would, up to 10 times.
+ */
 function pgbossTarget({ connection, queue }: { connection: PgBossConnection; queue: string }): Target {
-  const started = import('pg-boss').then(({ PgBoss }) => new PgBoss(connection).start());
+  const started = import('pg-boss').then(({ PgBoss }) => new PgBoss({ ...connection, max: PGBOSS_PRODUCER_POOL }).start());
   return {
-    submit: async (input, messageId) =>
-      (await started).send(queue, { url: String(input.target), messageId, body: JSON.stringify(input.payload) } satisfies PostJob),
+    submit: async (input, messageId) => {
+      const boss = await started;
+      const job: PostJob = { url: String(input.target), messageId, body: JSON.stringify(input.payload) };
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await boss.send(queue, job);
+        } catch (err) {
+          if (attempt >= 10) throw err;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+    },
     close: async () => (await started).stop({ graceful: true, timeout: 5_000 }),
   };
 }
@@ -116,7 +133,10 @@ async function produce(target: Target, run: ProduceRun): Promise<number[]> {
     for (; i < due; i++) {
       submittedAt[i] = Date.now();
       const message = benchMessage(run.sinkUrl, run.path, i, run.tenant);
-      accepted.push(target.submit(message, message.messageId!));
+      const submitted = target.submit(message, message.messageId!);
+      // a failure is reported by the Promise.all below, not as an unhandled rejection that ends the process
+      submitted.catch(() => undefined);
+      accepted.push(submitted);
     }
     await new Promise((r) => setTimeout(r, 1));
   }
