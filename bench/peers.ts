@@ -40,7 +40,9 @@ export interface PeersResults {
   outage: {
     scenario: OutageSizes;
     redeliver: OutageResults['redeliver'];
-    pgboss: OutageRow;
+    /** Absent when its run failed: `pgbossError` says why. */
+    pgboss?: OutageRow;
+    pgbossError?: string;
   };
 }
 
@@ -87,12 +89,14 @@ export async function peers(sink: FlakyEndpoint, sizes: PeersSizes): Promise<Pee
       const row = await pgbossVolume(pg, boss, sink, sizes.messages);
       add({ ...row, store: 'PostgreSQL', postgresCpuMsPerMessage: row.serverCpuMsPerMessage! });
       console.log(`  peers outage: pg-boss ...`);
-      const pgboss = await pgbossOutage(pg, boss, sink, sizes.outage);
-      sink.received.length = 0;
-      console.log(
-        `  peers outage pg-boss: drained ${pgboss.backlog} in ${pgboss.drainSeconds} s, ${pgboss.requestsWhileDown} requests while down`,
+      // a failure here is a finding (what pg-boss did under the outage), kept with the figures measured before it
+      const pgboss = await pgbossOutage(pg, boss, sink, sizes.outage).then(
+        (row) => ({ pgboss: row }),
+        (err: Error) => ({ pgbossError: err.message }),
       );
-      return { postgres, rows, outage: { scenario: sizes.outage, redeliver, pgboss } };
+      sink.received.length = 0;
+      console.log(`  peers outage pg-boss: ${JSON.stringify(pgboss).slice(0, 300)}`);
+      return { postgres, rows, outage: { scenario: sizes.outage, redeliver, ...pgboss } };
     } finally {
       await boss.stop({ graceful: false, timeout: 5_000 });
     }
@@ -171,7 +175,7 @@ export function peersReport({ postgres, rows, outage }: PeersResults): string[] 
       ]),
     ),
     '',
-    `One PostgreSQL ${postgres.version} (Debian's package), started fresh for the run by \`redeliver cluster up\` in a temporary folder on a free loopback port, as read back from it: ${settings} (PostgreSQL's defaults: every commit is flushed to disk before it is acknowledged). redeliver: the Temporal cluster of section 7 on it (frontend, two history hosts, matching, worker), \`submitBatch\` in batches of 500, a worker in its own process; server CPU is every Temporal service's and PostgreSQL's. pg-boss (npm \`pg-boss\`, a database of its own on the same PostgreSQL, run after Temporal's services were stopped, so that PostgreSQL served it alone): jobs inserted with \`insert\` in chunks of 1,000 to a queue with \`retryLimit: 9, retryDelay: 1, retryBackoff: true\` (its exponential backoff, whole seconds) and a dead letter queue, LISTEN/NOTIFY on; a worker in its own process, \`work()\` with \`batchSize: 10, localConcurrency: 5\` (up to 50 jobs in flight, BullMQ's concurrency), \`burstWhenBatchFull\`, \`perJobResults\` (each job settled on its own), \`pollingIntervalSeconds\` and \`notifyPollingIntervalSeconds\` 0.5 (a retry comes due without a NOTIFY: the default backstop poll of 30 s would hold it that long), POSTing with undici (keep-alive); server CPU is PostgreSQL's (the postmaster and every child, from the first insert until the sink had every message). BullMQ and sink-alone: section 6's (redis-server with the append-only file fsynced once a second, not on every write; the plain undici client's columns are the load generator's). Messages /s: from the first submit, add or insert until the sink had answered every message with a 2xx.`,
+    `One PostgreSQL ${postgres.version} (Debian's package), started fresh for the run by \`redeliver cluster up\` in a temporary folder on a free loopback port, as read back from it: ${settings} (PostgreSQL's defaults: every commit is flushed to disk before it is acknowledged). redeliver: the Temporal cluster of section 7 on it (frontend, two history hosts, matching, worker), \`submitBatch\` in batches of 500, a worker in its own process; server CPU is every Temporal service's and PostgreSQL's. pg-boss (npm \`pg-boss\`, a database of its own on the same PostgreSQL, run after Temporal's services were stopped, so that PostgreSQL served it alone): jobs inserted with \`insert\` in chunks of 1,000 to a queue with \`retryLimit: 9, retryDelay: 1, retryBackoff: true\` (its exponential backoff, whole seconds) and a dead letter queue; a worker in its own process, \`work()\` with \`batchSize: 10, localConcurrency: 5\` (up to 50 jobs in flight, BullMQ's concurrency), \`burstWhenBatchFull\`, \`perJobResults\` (each job settled on its own), \`pollingIntervalSeconds: 0.5\` (its shortest; no LISTEN/NOTIFY: a retry comes due without one, and a NOTIFY in every send's commit serializes the commits), POSTing with undici (keep-alive); server CPU is PostgreSQL's (the postmaster and every child, from the first insert until the sink had every message). BullMQ and sink-alone: section 6's (redis-server with the append-only file fsynced once a second, not on every write; the plain undici client's columns are the load generator's). Messages /s: from the first submit, add or insert until the sink had answered every message with a 2xx.`,
   );
   const alone = rows.find((r) => r.system === 'sink-alone');
   const best = Math.max(...rows.filter((r) => r.system !== 'sink-alone').map((r) => r.perSecond));
@@ -184,7 +188,15 @@ export function peersReport({ postgres, rows, outage }: PeersResults): string[] 
   return parts;
 }
 
-function peersOutageReport({ scenario: s, redeliver: r, pgboss: p }: PeersResults['outage'], rows: PeerRow[]): string[] {
+function peersOutageReport({ scenario: s, redeliver: r, pgboss: p, pgbossError }: PeersResults['outage'], rows: PeerRow[]): string[] {
+  const title = `### Outage on the same PostgreSQL: ${s.perSecond} telemetry messages/s for ${s.seconds} s, endpoint down from ${s.downFrom} s to ${s.downUntil} s`;
+  if (!p)
+    return [
+      '',
+      title,
+      '',
+      `pg-boss's run failed: ${pgbossError}. redeliver (cluster): delivered ${r.delivered} of ${r.offered}, drain ${r.drainSeconds} s, ${r.requestsWhileDown} requests while down.`,
+    ];
   const healthy = (system: VolumeRow['system']) => rows.find((row) => row.system === system)?.perSecond ?? NaN;
   const delivered = (row: OutageRow) => (row.complete ? row.delivered : `${row.delivered} (timed out)`);
   const ended = (row: OutageRow) => {
@@ -202,7 +214,7 @@ function peersOutageReport({ scenario: s, redeliver: r, pgboss: p }: PeersResult
   const idealPgboss = p.backlog / healthy('pg-boss');
   return [
     '',
-    `### Outage on the same PostgreSQL: ${s.perSecond} telemetry messages/s for ${s.seconds} s, endpoint down from ${s.downFrom} s to ${s.downUntil} s`,
+    title,
     '',
     table(
       ['figure', 'redeliver (cluster)', 'pg-boss', 'pg-boss ÷ redeliver'],

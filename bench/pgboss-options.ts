@@ -11,9 +11,11 @@ export interface PgBossConnection {
 
 /**
  * The worker's `work()` options: batches of 10 on 5 local workers, up to 50 jobs in flight (BullMQ's concurrency
- * 50); while a fetch comes back full the worker fetches again at once, else it is woken by NOTIFY when a job is
- * sent or polls every 0.5 s (pg-boss's shortest). The poll matters with NOTIFY on too: a retry comes due without a
- * NOTIFY, and the default backstop poll of 30 s would hold it up to 30 s. Each job of a batch is settled on its own.
+ * 50); while a fetch comes back full the worker fetches again at once, else it polls every 0.5 s (pg-boss's
+ * shortest). No LISTEN/NOTIFY: a retry comes due without a NOTIFY (with it on, the default backstop poll of 30 s
+ * held retries that long), and a NOTIFY in every send's commit serializes the commits, which at 500 sends a second
+ * under an outage's retries left the producer without a connection for minutes. Each job of a batch is settled on
+ * its own.
  */
 export const PGBOSS_WORK_OPTIONS = {
   batchSize: 10,
@@ -21,7 +23,6 @@ export const PGBOSS_WORK_OPTIONS = {
   perJobResults: true,
   burstWhenBatchFull: true,
   pollingIntervalSeconds: 0.5,
-  notifyPollingIntervalSeconds: 0.5,
 } as const;
 
 /**

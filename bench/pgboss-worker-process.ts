@@ -2,8 +2,8 @@
  * pg-boss's worker for the peers benchmark (bench/peers.ts), in a process of its own like BullMQ's
  * (bullmq-worker-process.ts): `node pgboss-worker-process.js <connection JSON> <queue>`. Written as a user
  * would from pg-boss's guide for many short jobs: `work()` with batches of 10 on 5 local workers (up to 50 jobs
- * in flight, BullMQ's concurrency), fetching again at once while a batch comes back full, woken by
- * LISTEN/NOTIFY; each job POSTs its body with undici over keep-alive connections and is settled on its own
+ * in flight, BullMQ's concurrency), fetching again at once while a batch comes back full, else polling
+ * every 0.5 s; each job POSTs its body with undici over keep-alive connections and is settled on its own
  * (`perJobResults`): a non-2xx answer or a network error fails that job, and pg-boss retries it with the
  * queue's own exponential backoff.
  */
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const [connection, queue] = process.argv.slice(2);
   if (!connection || !queue) throw new Error('usage: pgboss-worker-process <connection JSON> <queue>');
   const dispatcher = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
-  const boss = new PgBoss({ ...(JSON.parse(connection) as PgBossConnection), useListenNotify: true });
+  const boss = new PgBoss(JSON.parse(connection) as PgBossConnection);
   boss.on('error', (err) => console.error('pg-boss worker:', err));
   await boss.start();
   await boss.work<PostJob>(queue, PGBOSS_WORK_OPTIONS, (jobs) => Promise.all(jobs.map((job) => settle(job, dispatcher))));

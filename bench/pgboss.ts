@@ -23,10 +23,10 @@ export interface PeersPostgres {
 /** The queue's retries for the outage: as BullMQ's there (20 attempts), enough to outlast it. */
 const PGBOSS_OUTAGE_QUEUE = { ...PGBOSS_QUEUE_OPTIONS, retryLimit: 19 };
 
-/** A queue and its dead letter queue (`<name>-dead`, where a job out of retries goes), woken by NOTIFY. */
+/** A queue and its dead letter queue (`<name>-dead`, where a job out of retries goes); its workers poll (no NOTIFY). */
 async function createQueue(boss: PgBoss, name: string, options: typeof PGBOSS_QUEUE_OPTIONS | typeof PGBOSS_OUTAGE_QUEUE): Promise<void> {
   await boss.createQueue(`${name}-dead`);
-  await boss.createQueue(name, { ...options, deadLetter: `${name}-dead`, notify: true });
+  await boss.createQueue(name, { ...options, deadLetter: `${name}-dead` });
 }
 
 /** Jobs of `name` that ran out of retries (state `failed`). */

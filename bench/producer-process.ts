@@ -99,7 +99,7 @@ const PGBOSS_PRODUCER_POOL = 50;
 /**
  * pg-boss (loaded when used: an ES module, which Node 20 `require`s from 20.19 on): one `send` a message, on a pool
  * of its own; a send that fails (a connection not free within pg-boss's 10 s) is sent again after 200 ms, as a
- * gateway would, up to 10 times.
+ * gateway would, up to 30 times.
  */
 function pgbossTarget({ connection, queue }: { connection: PgBossConnection; queue: string }): Target {
   // what went wrong on the way, told in the benchmark's log when the run ends: a loaded PostgreSQL makes sends wait
@@ -118,7 +118,7 @@ function pgbossTarget({ connection, queue }: { connection: PgBossConnection; que
         try {
           return await boss.send(queue, job);
         } catch (err) {
-          if (attempt >= 10) throw err;
+          if (attempt >= 30) throw err;
           trouble.resent++;
           await new Promise((r) => setTimeout(r, 200));
         }
