@@ -50,7 +50,11 @@ async function inBatch(client: WorkflowClient, batch: WorkflowExecutionInfo, del
   const named = batchNamed(batch.workflowId);
   const settled = async () => (await handle.result()).results.find((r) => r.deliveryId === deliveryId) ?? null;
   const name = { batch: named, source: batch.workflowId, settled };
-  if (batch.status.name === 'COMPLETED') {
+  // visibility lags behind: a batch it lists as running may have completed since (its result already read by a
+  // caller); the description is up to date
+  const now = batch.status.name === 'RUNNING' ? await handle.describe() : undefined;
+  const status = now?.status.name ?? batch.status.name;
+  if (status === 'COMPLETED') {
     const result: BatchResult | unknown = await handle.result();
     if (isEncryptedValue(result)) return null;
     const row = (result as BatchResult).results.find((r) => r.deliveryId === deliveryId);
@@ -60,15 +64,11 @@ async function inBatch(client: WorkflowClient, batch: WorkflowExecutionInfo, del
     const facts = await messageFacts(client, batch, deliveryId);
     return facts && { deliveryId, ...name, row, facts };
   }
-  if (batch.status.name !== 'RUNNING') return null;
+  if (status !== 'RUNNING' || !now) return null;
   const facts = await messageFacts(client, batch, deliveryId);
   if (!facts) return null;
   // its first attempts under way: the rows done so far are in the activity's heartbeat
-  const progress = await pendingActivityHeartbeat<Record<number, MessageResult>>(
-    client.options.loadedDataConverter,
-    await handle.describe(),
-    'firstAttempts',
-  );
+  const progress = await pendingActivityHeartbeat<Record<number, MessageResult>>(client.options.loadedDataConverter, now, 'firstAttempts');
   const row = Object.values(progress ?? {}).find((r) => r.deliveryId === deliveryId) ?? null;
   return { deliveryId, ...name, row, facts };
 }
