@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
+import { DOCUMENT_CROSS_RULES, DOCUMENT_RULES } from './document-rules';
 import type { Route } from './routes';
 import { healthSchema, MAX_PATH_PARAM_LENGTH, problemSchema } from './schemas';
 
@@ -32,10 +33,18 @@ class Components {
     const json = z.toJSONSchema(schema, {
       io: 'input',
       unrepresentable: 'any',
-      // a command's deadline may be a Date in code; over HTTP it is a date-time string or epoch ms
       override: (ctx) => {
+        // a command's deadline may be a Date in code; over HTTP it is a date-time string or epoch ms
         if ((ctx.zodSchema as { _zod: { def: { type: string } } })._zod.def.type === 'date')
           Object.assign(ctx.jsonSchema, { type: 'string', format: 'date-time' });
+        // what validation checks beyond the shape, where JSON Schema can say it
+        const rule = DOCUMENT_RULES.get(ctx.zodSchema);
+        if (rule) {
+          const { description } = ctx.jsonSchema;
+          for (const key of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[key];
+          Object.assign(ctx.jsonSchema, rule, description !== undefined && { description });
+        }
+        Object.assign(ctx.jsonSchema, DOCUMENT_CROSS_RULES.get(ctx.zodSchema));
       },
     }) as JsonSchema;
     const { $schema: _draft, $defs, ...rest } = json as JsonSchema & { $defs?: Record<string, JsonSchema> };
@@ -74,8 +83,13 @@ function parameters(components: Components, schema: z.ZodType | undefined, where
 
 function operation(components: Components, route: Route) {
   const problem = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
-  // Fastify refuses a body by its size and type before any route sees it (one that takes none too); a path parameter, by its length
-  const framework = [...(route.method === 'GET' ? [] : [413, 415]), ...(route.params ? [414] : [])];
+  // Fastify refuses a body by its size and type before any route sees it (one that takes none too); a path parameter, by its
+  // length; a parameter its schema refuses is a 400
+  const framework = [
+    ...(route.method === 'GET' ? [] : [413, 415]),
+    ...(route.params ? [414] : []),
+    ...(route.params || route.query ? [400] : []),
+  ];
   const errors = [...new Set([...route.errors, ...framework, ...COMMON_ERRORS])].sort();
   const bodyRequired = route.body ? !route.body.safeParse(undefined).success : false;
   return {

@@ -84,7 +84,9 @@ const endpointLinks = (from: string) =>
       { operationId, parameters: { endpoint: from } },
     ]),
   );
-const ID = 'delivery%2Facme%2Fsensor-1%2Fmsg-42';
+/** The id the example of an operation names, URL-encoded (s.EXAMPLE_IDS). */
+const exampleId = (operationId: keyof typeof s.EXAMPLE_IDS) => encodeURIComponent(s.EXAMPLE_IDS[operationId]);
+const SUBSCRIPTION_ID = exampleId('subscription');
 
 /** A delivery of one of the key's tenants, by id; 404 for any other (another tenant's is not told apart from none). */
 function ownDelivery(key: ApiKey, api: ApiContext, deliveryId: string) {
@@ -175,18 +177,28 @@ async function deadLetter({ params, key, api }: Call<{ deliveryId: string }, unk
   return handle.result();
 }
 
-const control = (name: 'retry-now' | 'pause' | 'resume' | 'cancel', summary: string) =>
-  route({
+const CONTROL_OPERATIONS = {
+  'retry-now': 'retryNowDelivery',
+  pause: 'pauseDelivery',
+  resume: 'resumeDelivery',
+  cancel: 'cancelDelivery',
+} as const;
+
+const control = (name: keyof typeof CONTROL_OPERATIONS, summary: string) => {
+  const operationId = CONTROL_OPERATIONS[name];
+  return route({
     method: 'POST',
     path: `/v1/deliveries/{deliveryId}/${name}`,
-    operationId: `${name.replace('-n', 'N')}Delivery`,
+    operationId,
     summary,
     role: 'operate',
-    params: s.deliveryIdParams,
+    params: s.deliveryIdParams(s.EXAMPLE_IDS[operationId]),
     ...(name === 'pause' && { body: s.reasonBody }),
     success: { status: 200, description: 'the delivery, after the control', schema: s.statusSchema },
+    // a paused delivery's answer leads to its resume
+    ...(name === 'pause' && { links: deliveryLinks('$response.body#/deliveryId', ['resumeDelivery', 'getDelivery', 'cancelDelivery']) }),
     errors: [400, 404, 409],
-    example: `${CURL} -X POST ${name === 'pause' ? `-H 'Content-Type: application/json' -d '{"reason":"maintenance"}' ` : ''}$API/v1/deliveries/${ID}/${name}`,
+    example: `${CURL} -X POST ${name === 'pause' ? `-H 'Content-Type: application/json' -d '{"reason":"maintenance"}' ` : ''}$API/v1/deliveries/${exampleId(operationId)}/${name}`,
     handle: async ({ params, body, key, api }) => {
       const handle = ownDelivery(key, api, params.deliveryId);
       if (name === 'retry-now') return handle.retryNow();
@@ -195,6 +207,7 @@ const control = (name: 'retry-now' | 'pause' | 'resume' | 'cancel', summary: str
       return handle.cancel();
     },
   });
+};
 
 /** An endpoint the key may see: any for a `*` key, else one its tenants send to; 404 for any other. */
 async function readableEndpoint(key: ApiKey, api: ApiContext, endpoint: string): Promise<EndpointHandle> {
@@ -365,10 +378,10 @@ export const ROUTES: readonly Route[] = [
     operationId: 'getDelivery',
     summary: "A delivery's status: what `redeliver status --json` prints",
     role: 'read',
-    params: s.deliveryIdParams,
+    params: s.deliveryIdParams(s.EXAMPLE_IDS.getDelivery),
     success: { status: 200, description: 'its status', schema: s.statusSchema },
     errors: [404],
-    example: `${CURL} $API/v1/deliveries/${ID}`,
+    example: `${CURL} $API/v1/deliveries/${exampleId('getDelivery')}`,
     handle: ({ params, key, api }) => ownDelivery(key, api, params.deliveryId).status(),
   }),
   control('retry-now', 'End the current wait: the next attempt starts now'),
@@ -394,11 +407,11 @@ export const ROUTES: readonly Route[] = [
     operationId: 'getDeadLetter',
     summary: 'One dead letter: its message, last error, attempts and times',
     role: 'read',
-    params: s.deliveryIdParams,
+    params: s.deliveryIdParams(s.EXAMPLE_IDS.getDeadLetter),
     success: { status: 200, description: 'the dead letter', schema: s.resultSchema },
     links: deliveryLinks('$response.body#/deliveryId', ['redrive']),
     errors: [404],
-    example: `${CURL} $API/v1/dead-letters/${ID}`,
+    example: `${CURL} $API/v1/dead-letters/${exampleId('getDeadLetter')}`,
     handle: deadLetter,
   }),
   route({
@@ -407,11 +420,11 @@ export const ROUTES: readonly Route[] = [
     operationId: 'redrive',
     summary: 'Redrive a dead letter: a new run of the same delivery id, with the same message',
     role: 'operate',
-    params: s.deliveryIdParams,
+    params: s.deliveryIdParams(s.EXAMPLE_IDS.redrive),
     success: { status: 202, description: 'started again (or already)', schema: s.redrivenSchema },
     links: deliveryLinks('$response.body#/deliveryId', DELIVERY_OPS),
     errors: [404, 409],
-    example: `${CURL} -X POST $API/v1/dead-letters/${ID}/redrive`,
+    example: `${CURL} -X POST $API/v1/dead-letters/${exampleId('redrive')}/redrive`,
     handle: async ({ params, key, api }) => {
       ownDelivery(key, api, params.deliveryId);
       const handle = await api.redeliver.redrive(params.deliveryId);
@@ -521,7 +534,7 @@ export const ROUTES: readonly Route[] = [
     params: s.subscriptionIdParams,
     success: { status: 200, description: 'its status', schema: s.subscriptionStatusSchema },
     errors: [404],
-    example: `${CURL} $API/v1/subscriptions/subscription%2Facme%2Fsensor-1`,
+    example: `${CURL} $API/v1/subscriptions/${SUBSCRIPTION_ID}`,
     handle: ({ params, key, api }) => ownSubscription(key, api, params.subscriptionId).status(),
   }),
   route({
@@ -534,7 +547,7 @@ export const ROUTES: readonly Route[] = [
     body: s.reasonBody,
     success: { status: 200, description: 'its result', schema: s.subscriptionResultSchema },
     errors: [400, 404],
-    example: `${CURL} -X POST -H 'Content-Type: application/json' -d '{"reason":"device retired"}' $API/v1/subscriptions/subscription%2Facme%2Fsensor-1/stop`,
+    example: `${CURL} -X POST -H 'Content-Type: application/json' -d '{"reason":"device retired"}' $API/v1/subscriptions/${SUBSCRIPTION_ID}/stop`,
     handle: ({ params, body, key, api }) => ownSubscription(key, api, params.subscriptionId).stop(body?.reason ?? ''),
   }),
 ];

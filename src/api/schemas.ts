@@ -4,7 +4,7 @@ import { DEAD_LETTER_STATES } from '../delivery/filter';
 import type { DeliveryStateName } from '../delivery/types';
 import type { EndpointSettingsInput } from '../endpoints/controls';
 import { deliveryInputSchema } from '../validation/delivery';
-import { idSchema, MAX_DELIVERY_ID_LENGTH } from '../validation/limits';
+import { idSchema, MAX_DELIVERY_ID_LENGTH, MAX_ID_LENGTH } from '../validation/limits';
 import { FILTER_CLASSES, FILTER_KINDS, FILTER_STATES } from '../validation/filter';
 import type { Assignable } from '../validation/schema-types';
 import { subscriptionInputSchema } from '../validation/subscription';
@@ -38,19 +38,49 @@ export const problemSchema = z
 /** The longest path parameter a route takes: a delivery id (a subscription id is at most 270, an endpoint 300). */
 export const MAX_PATH_PARAM_LENGTH = MAX_DELIVERY_ID_LENGTH;
 
-export const deliveryIdParams = z.object({
-  deliveryId: z
-    .string()
-    .min(1)
-    .max(MAX_DELIVERY_ID_LENGTH)
-    .meta({ description: '`delivery/<tenant>/<device>/<messageId>`, URL-encoded (`delivery%2Facme%2Fsensor-1%2Fmsg-42`)' }),
-});
+/**
+ * The ids the API reference's examples name (its curl commands, and the document's parameter examples), by operation:
+ * each one a delivery that operation can act on (a waiting delivery, a paused one, a dead letter), so that a client
+ * or a fuzzer (schemathesis) that tries the examples reaches each operation's logic. The schemathesis test makes them.
+ */
+export const EXAMPLE_IDS = {
+  getDelivery: 'delivery/acme/sensor-1/msg-42',
+  retryNowDelivery: 'delivery/acme/sensor-1/msg-43',
+  pauseDelivery: 'delivery/acme/sensor-1/msg-44',
+  /** a paused delivery */
+  resumeDelivery: 'delivery/acme/sensor-1/msg-45',
+  cancelDelivery: 'delivery/acme/sensor-1/msg-46',
+  /** dead letters */
+  getDeadLetter: 'delivery/acme/sensor-1/msg-41',
+  redrive: 'delivery/acme/sensor-1/msg-40',
+  subscription: 'subscription/acme/sensor-1',
+} as const;
+
+/** A delivery id as a path takes it; `example`, the one the operation's reference names. */
+export const deliveryIdParams = (example: string) =>
+  z.object({
+    deliveryId: z
+      .string()
+      .min(1)
+      .max(MAX_DELIVERY_ID_LENGTH)
+      .meta({
+        description: '`delivery/<tenant>/<device>/<messageId>`, URL-encoded (`delivery%2Facme%2Fsensor-1%2Fmsg-42`)',
+        examples: [example],
+      }),
+  });
+
+/** `subscription/<tenant>/<device>`: 270 characters at most. */
+const MAX_SUBSCRIPTION_ID_LENGTH = 'subscription/'.length + 2 * MAX_ID_LENGTH + 1;
 
 export const subscriptionIdParams = z.object({
-  subscriptionId: z.string().min(1).meta({ description: '`subscription/<tenant>/<device>`, URL-encoded' }),
+  subscriptionId: z
+    .string()
+    .min(1)
+    .max(MAX_SUBSCRIPTION_ID_LENGTH)
+    .meta({ description: '`subscription/<tenant>/<device>`, URL-encoded', examples: [EXAMPLE_IDS.subscription] }),
 });
 
-export const jobIdParams = z.object({ jobId: z.string().min(1) });
+export const jobIdParams = z.object({ jobId: z.uuid().meta({ description: "the job's id, as starting it answered" }) });
 
 const stateList = (states: readonly string[]) =>
   z

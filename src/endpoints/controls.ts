@@ -111,7 +111,8 @@ export function breakerFor(
   return { open: true, since: failingSince, prober: [...workers].sort()[0] ?? null };
 }
 
-const LIMITS = { maxInFlight: { min: 1, max: 100_000 }, rate: { min: 0.001, max: 1_000_000 } } as const;
+/** The bounds of an endpoint's limits: attempts in flight, attempts per second. */
+export const ENDPOINT_LIMITS = { maxInFlight: { min: 1, max: 100_000 }, rate: { min: 0.001, max: 1_000_000 } } as const;
 const PROBE_EVERY = { min: 100, max: 3_600_000 } as const;
 const KNOWN = 'known: maxInFlight, rate, breaker, probeEvery, autoDisableAfter, priority, outage';
 const AUTO_DISABLE = { min: 60_000, max: 90 * 24 * 3_600_000 } as const;
@@ -128,7 +129,7 @@ export function parseRate(value: string): number | undefined {
 /** A bound as given (a number, `off`, or for a rate a string such as `200/s`): the value, or a problem naming `field`. */
 function boundOf(field: 'maxInFlight' | 'rate', value: unknown, problems: Problem[]): Bound | null | undefined {
   if (value === undefined || value === null || value === 'off') return value as Bound | null | undefined;
-  const { min, max } = LIMITS[field];
+  const { min, max } = ENDPOINT_LIMITS[field];
   const n = typeof value === 'string' && field === 'rate' ? parseRate(value) : typeof value === 'number' ? value : undefined;
   const whole = field === 'maxInFlight';
   if (n === undefined || !Number.isFinite(n) || n < min || n > max || (whole && !Number.isInteger(n))) {

@@ -53,8 +53,10 @@ export const RESERVED_TENANT_RULE = `must not be "${RESERVED_TENANT}": that tena
 /** A tenant a producer or an API key names: an id, and not the reserved one. */
 export const tenantSchema = () => idSchema('tenant').refine((tenant) => tenant !== RESERVED_TENANT, { error: RESERVED_TENANT_RULE });
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const FIELD_VALUE = /^[\t\x20-\x7e]*$/;
+/** An RFC 9110 token (a header's name). */
+export const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** An RFC 9110 field value as redeliver takes it: printable ASCII and tabs. */
+export const FIELD_VALUE = /^[\t\x20-\x7e]*$/;
 const VALUE_RULE =
   'must be printable ASCII or tabs: no CR, LF or other control characters, and no non-ASCII characters (RFC 9110 field value)';
 const NAME_RULE = "is not a valid header name (RFC 9110 token: letters, digits and !#$%&'*+-.^_`|~)";
@@ -89,6 +91,8 @@ const REFUSED_HEADERS = new Map<string, string>([
   ['webhook-timestamp', 'is reserved for Standard Webhooks signatures'],
   ['webhook-signature', 'is reserved for Standard Webhooks signatures'],
 ]);
+/** The headers no producer may set, whoever sets them instead (lower case). */
+export const REFUSED_HEADER_NAMES = [...REFUSED_HEADERS.keys()];
 /** Set by redeliver on every delivery attempt (deliveryHeaders). */
 export const DELIVERY_HEADERS = ['message-id', 'delivery-attempt', 'qos-level'] as const;
 /** Set by redeliver on every command handed to a subscription's callback (docs/mqtt.md, "Command subscriptions"). */

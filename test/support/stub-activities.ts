@@ -61,11 +61,16 @@ const ATTEMPT_MS = 12;
 /** Far beyond any test: a waiting retrying activity is only ever stopped. */
 const WAIT_ON_SERVER_MS = 3_600_000;
 
-/** The delivery activities, scripted per message id; a delivery without a script is delivered at once. */
+/**
+ * The delivery activities, scripted per message id; a delivery without a script of its own follows `fallback`
+ * (by default: delivered at once).
+ */
 export class ScriptedDeliveries {
   private readonly scripts = new Map<string, { script: DeliveryScript; calls: DeliveryCalls; sends: number; runs: number }>();
   /** What each delivery's retrying activity saved last (its heartbeat), by delivery id. */
   private readonly saved = new Map<string, RetryProgress>();
+
+  constructor(private readonly fallback?: DeliveryScript) {}
 
   /** Scripts the delivery of `messageId`; returns what the workflow will have asked of it. */
   script(messageId: string, script: DeliveryScript): DeliveryCalls {
@@ -74,10 +79,15 @@ export class ScriptedDeliveries {
     return calls;
   }
 
+  private entryOf(messageId: string) {
+    if (this.fallback && !this.scripts.has(messageId)) this.script(messageId, this.fallback);
+    return this.scripts.get(messageId);
+  }
+
   activities(): Pick<Activities, 'sendAttempt' | 'retryDelivery' | 'retryProgress'> {
     return {
       sendAttempt: async (delivery: Delivery, attempt: number): Promise<AttemptSuccess> => {
-        const entry = this.scripts.get(delivery.messageId);
+        const entry = this.entryOf(delivery.messageId);
         entry?.calls.sent.push(attempt);
         const answer = entry?.script.send?.[entry.sends++] ?? ACCEPTED;
         const c = classify(answer, delivery.overrides);
@@ -85,7 +95,7 @@ export class ScriptedDeliveries {
         throw attemptFailure({ ...c, durationMs: ATTEMPT_MS });
       },
       retryDelivery: async (input: RetryInput): Promise<RetryEnd> => {
-        const entry = this.scripts.get(input.delivery.messageId);
+        const entry = this.entryOf(input.delivery.messageId);
         entry?.calls.retries.push(input);
         const step = entry?.script.retries?.[entry.runs++] ?? { wait: 0 };
         if ('wait' in step) {
