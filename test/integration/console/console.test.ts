@@ -103,6 +103,54 @@ test('sign-in: one password field; Enter sets an HttpOnly SameSite=Strict cookie
   await context.close();
 });
 
+test("deliveries: a tenant's key lists its own, filtered by device and state, and goes by id to one; another tenant's key lists only its own", async () => {
+  const device = `search-${randomUUID().slice(0, 8)}`;
+  env.receiver.route('/search-rejected', () => ({ status: 400 }));
+  const delivered = await env.h.redeliver.submit(event({ device }));
+  const rejected = await env.h.redeliver.submit(event({ device, target: `${env.receiver.url}/search-rejected` }));
+  const elsewhere = await env.h.redeliver.submit(event({ device: `${device}-other` }));
+  // B's own goes elsewhere, once (B sends nothing to the receiver: the endpoints' test counts on it)
+  const theirs = await env.h.redeliver.submit(event({ tenant: B, device, target: 'http://127.0.0.2:9/in', policy: { maxAttempts: 1 } }));
+  for (const h of [delivered, rejected, elsewhere, theirs]) await h.result();
+  const listed = async (page: Page) => (await page.locator('table tbody tr td:first-child').allTextContents()).map((t) => t.trim());
+
+  const { context, page } = await signedIn(KEYS.a);
+  // by device, as a user fills the form in and submits it
+  await page.locator('input[name=device]').fill(device);
+  await page.locator('button', { hasText: 'Search' }).click();
+  await page.waitForURL(/device=/);
+  // listings read visibility, which catches up with a closed workflow shortly after
+  await waitFor(
+    () => listed(page),
+    (ids) => ids.length === 2,
+    15_000,
+    'both of the device',
+  );
+  await expect(listed(page)).resolves.toEqual(expect.arrayContaining([delivered.deliveryId, rejected.deliveryId]));
+  await screenshot(page, 'deliveries');
+  // and by state
+  await page.goto(`${api.url}/console/deliveries?device=${device}&state=rejected`);
+  await expect(listed(page)).resolves.toEqual([rejected.deliveryId]);
+  // an id goes straight to its page
+  await page.goto(`${api.url}/console/deliveries`);
+  await page.locator('input[name=id]').fill(delivered.deliveryId);
+  await page.locator('input[name=id]').press('Enter');
+  await page.waitForURL(pageOf(delivered.deliveryId));
+  await expect(page.locator('.summary .state').textContent()).resolves.toBe('delivered');
+
+  // tenant B's key: the same search lists B's own delivery, not A's
+  const b = await signedIn(KEYS.b);
+  await b.page.goto(`${api.url}/console/deliveries?device=${device}`);
+  await waitFor(
+    () => listed(b.page),
+    (ids) => ids.length > 0,
+    15_000,
+    "B's delivery listed",
+  );
+  await expect(listed(b.page)).resolves.toEqual([theirs.deliveryId]);
+  await Promise.all([context.close(), b.context.close()]);
+});
+
 test("a delivery's page: every attempt with its code, class (503: well-known), the endpoint's answer as text and Retry-After; another tenant's is not found", async () => {
   env.receiver.route('/hostile', ({ nth }) => (nth === 1 ? { status: 503, retryAfter: '1', body: HOSTILE } : { status: 202 }));
   const input = event({
