@@ -4,22 +4,16 @@
  * one Worker, concurrency 50, each job POSTs its body with undici over keep-alive connections; a non-2xx
  * answer or a network error fails the job, and BullMQ retries it with the job's own backoff.
  */
-import { Worker, type Job } from 'bullmq';
-import { Agent, request } from 'undici';
+import { Worker } from 'bullmq';
+import { Agent } from 'undici';
+import { postJob, type PostJob } from './peer-post';
 import { answerStats } from './process-stats';
-
-/** What the producer puts in each job (bullmq.ts). */
-export interface PostJob {
-  url: string;
-  messageId: string;
-  body: string;
-}
 
 async function main(): Promise<void> {
   const [port, queue] = process.argv.slice(2);
   if (!port || !queue) throw new Error('usage: bullmq-worker-process <redisPort> <queue>');
   const dispatcher = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
-  const worker = new Worker<PostJob>(queue, (job) => post(job, dispatcher), {
+  const worker = new Worker<PostJob>(queue, (job) => postJob(job.data, dispatcher), {
     connection: { host: '127.0.0.1', port: Number(port) },
     concurrency: 50,
   });
@@ -28,20 +22,6 @@ async function main(): Promise<void> {
   answerStats();
   process.once('SIGTERM', () => void worker.close().then(() => process.exit(0)));
   process.send?.('ready');
-}
-
-async function post(job: Job<PostJob>, dispatcher: Agent): Promise<void> {
-  const { url, messageId, body } = job.data;
-  const res = await request(url, {
-    method: 'POST',
-    dispatcher,
-    headers: { 'content-type': 'application/json', 'message-id': messageId },
-    body,
-    headersTimeout: 10_000,
-    bodyTimeout: 10_000,
-  });
-  await res.body.dump();
-  if (res.statusCode < 200 || res.statusCode >= 300) throw new Error(`HTTP ${res.statusCode}`);
 }
 
 main().catch((err) => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
-import type { PostJob } from './bullmq-worker-process';
+import type { PostJob } from './peer-post';
 import { cpuMsOf, forkWorkerProcess } from './harness';
 import { startRedis } from './redis';
 import { volumeRow, waitForDelivered, type VolumeRow } from './volume-row';

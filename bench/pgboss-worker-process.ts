@@ -8,9 +8,9 @@
  * queue's own exponential backoff.
  */
 import { PgBoss, type Job, type JobResult } from 'pg-boss';
-import { Agent, request } from 'undici';
-import type { PostJob } from './bullmq-worker-process';
+import { Agent } from 'undici';
 import { PGBOSS_WORK_OPTIONS, type PgBossConnection } from './pgboss-options';
+import { postJob, type PostJob } from './peer-post';
 import { answerStats } from './process-stats';
 
 async function main(): Promise<void> {
@@ -28,24 +28,11 @@ async function main(): Promise<void> {
 
 async function settle(job: Job<PostJob>, dispatcher: Agent): Promise<JobResult> {
   try {
-    await post(job.data, dispatcher);
+    await postJob(job.data, dispatcher);
     return { id: job.id, status: 'completed' };
   } catch (err) {
     return { id: job.id, status: 'failed', output: { message: (err as Error).message } };
   }
-}
-
-async function post({ url, messageId, body }: PostJob, dispatcher: Agent): Promise<void> {
-  const res = await request(url, {
-    method: 'POST',
-    dispatcher,
-    headers: { 'content-type': 'application/json', 'message-id': messageId },
-    body,
-    headersTimeout: 10_000,
-    bodyTimeout: 10_000,
-  });
-  await res.body.dump();
-  if (res.statusCode < 200 || res.statusCode >= 300) throw new Error(`HTTP ${res.statusCode}`);
 }
 
 main().catch((err) => {

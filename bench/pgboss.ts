@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { PgBoss } from 'pg-boss';
 import type { FlakyEndpoint } from '../src/demo/flaky-endpoint';
-import type { PostJob } from './bullmq-worker-process';
+import type { PostJob } from './peer-post';
 import { forkWorkerProcess, mb } from './harness';
 import { runOutage, type OutageRow, type OutageSizes } from './outage';
 import { PGBOSS_QUEUE_OPTIONS, type PgBossConnection } from './pgboss-options';

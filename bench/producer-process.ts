@@ -12,7 +12,7 @@ import { Batcher } from '../src/batching/batcher';
 import type { BatchHandle } from '../src/batching/batches';
 import { Redeliver } from '../src/client/index';
 import type { DeliveryInput } from '../src/delivery/types';
-import type { PostJob } from './bullmq-worker-process';
+import type { PostJob } from './peer-post';
 import { benchMessage } from './volume-message';
 import type { PgBossConnection } from './pgboss-options';
 import { answerStats } from './process-stats';

@@ -160,24 +160,29 @@ const HTTP_TARGET: JsonSchema = {
   },
 };
 
-const MQTT_TARGET: JsonSchema = {
+/** A broker as an object (an MQTT target, a subscription's broker): its URL, its connection's fields, and `fields`. */
+const brokerObject = (what: string, fields: Record<string, JsonSchema>): JsonSchema => ({
   type: 'object',
   additionalProperties: false,
   required: ['url'],
   properties: {
     url: BROKER_URL,
-    topic: {
-      type: 'string',
-      minLength: 1,
-      pattern: '^[^+#\\x00]*$',
-      description: `no wildcards; placeholders {tenant}, {device}, and for command responses {requestId}, {status}; default per kind: ${Object.values(DEFAULT_MQTT_TOPICS).join(', ')}`,
-    },
     protocolVersion: { enum: ['5', '3.1.1'] },
-    credential: { ...credential, description: "the name of an MQTT credential of the delivery's tenant, bound on the worker" },
+    credential: { ...credential, description: "the name of an MQTT credential of the tenant's, bound on the worker" },
     timeout: ATTEMPT_TIMEOUT,
-    tls: tls('targets'),
+    tls: tls(what),
+    ...fields,
   },
-};
+});
+
+const MQTT_TARGET: JsonSchema = brokerObject('targets', {
+  topic: {
+    type: 'string',
+    minLength: 1,
+    pattern: '^[^+#\\x00]*$',
+    description: `no wildcards; placeholders {tenant}, {device}, and for command responses {requestId}, {status}; default per kind: ${Object.values(DEFAULT_MQTT_TOPICS).join(', ')}`,
+  },
+});
 
 /** Where a delivery goes: a URL, or an HTTP or MQTT target object. */
 export const DELIVERY_TARGET: JsonSchema = { anyOf: [HTTP_URL, BROKER_URL, HTTP_TARGET, MQTT_TARGET] };
@@ -202,30 +207,20 @@ const NOT_RESERVED = { not: { const: RESERVED_TENANT } };
 const SUBSCRIPTION_BROKER: JsonSchema = {
   anyOf: [
     BROKER_URL,
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['url'],
-      properties: {
-        url: BROKER_URL,
-        topic: {
-          type: 'string',
-          minLength: 1,
-          pattern: '^[^\\x00]*$',
-          description: 'a topic filter: "+" a whole level, "#" only the whole last one; {tenant} and {device} filled in',
-        },
-        protocolVersion: { enum: ['5', '3.1.1'] },
-        credential,
-        timeout: ATTEMPT_TIMEOUT,
-        tls: tls('brokers'),
-        clientId: {
-          type: 'string',
-          maxLength: 256,
-          pattern: '^[\\x21-\\x2a\\x2c-\\x7e]*/[\\x21-\\x22\\x24-\\x2a\\x2c-\\x7e]+$',
-          description: '"<tenant>/" and a name of your own: the broker session it names is the tenant\'s alone',
-        },
+    brokerObject('brokers', {
+      topic: {
+        type: 'string',
+        minLength: 1,
+        pattern: '^[^\\x00]*$',
+        description: 'a topic filter: "+" a whole level, "#" only the whole last one; {tenant} and {device} filled in',
       },
-    },
+      clientId: {
+        type: 'string',
+        maxLength: 256,
+        pattern: '^[\\x21-\\x2a\\x2c-\\x7e]*/[\\x21-\\x22\\x24-\\x2a\\x2c-\\x7e]+$',
+        description: '"<tenant>/" and a name of your own: the broker session it names is the tenant\'s alone',
+      },
+    }),
   ],
 };
 
