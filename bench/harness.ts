@@ -79,9 +79,11 @@ export async function startWorkerProcess(
  * 'stats' (process-stats.ts); stopped with SIGTERM.
  */
 export async function forkWorkerProcess(script: string, args: string[]): Promise<WorkerProcess> {
-  // REDELIVER_BENCH_CPU_PROF=<dir>: each process writes a V8 CPU profile there when it exits (--cpu-prof)
+  // REDELIVER_BENCH_CPU_PROF=<dir>: each process writes a V8 CPU profile there when it exits (--cpu-prof), each of
+  // its threads one; REDELIVER_BENCH_CPU_PROF_INTERVAL=<µs>: the sampling interval (Node's default 1000)
   const profile = process.env.REDELIVER_BENCH_CPU_PROF;
-  const execArgv = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+  const interval = process.env.REDELIVER_BENCH_CPU_PROF_INTERVAL;
+  const execArgv = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, ...(interval ? [`--cpu-prof-interval=${interval}`] : [])] : [];
   const child = fork(path.join(__dirname, script), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
   await new Promise<void>((resolve, reject) => {
     child.once('message', (m) => (m === 'ready' ? resolve() : reject(new Error(`unexpected ${String(m)}`))));

@@ -28,13 +28,14 @@ const LOOKUPS = 50;
  * `messages` messages submitted with submitBatch (cut into batches of 500) to a worker in its own process, from
  * the first submit until the sink has every message's 2xx and every batch's workflow has closed. `index: false`:
  * the batches carry no message index (docs/batches.md, "Finding a message by its id"), the findability baseline;
- * with it, LOOKUPS messages spread over the run are then looked up by id.
+ * with it, LOOKUPS messages spread over the run are then looked up by id. `measuring`: told right after the worker's
+ * stats that open and close the measured span were read (bench/profile-batch.ts cuts the worker's CPU profile to it).
  */
 export async function redeliverBatchVolume(
   bench: BenchServer,
   sink: FlakyEndpoint,
   messages: number,
-  options: { index?: boolean } = {},
+  options: { index?: boolean; measuring?: (phase: 'start' | 'end', worker: WorkerProcess) => void } = {},
 ): Promise<RedeliverVolumeRow & { acceptedSeconds: number; lookup?: LookupFigures }> {
   const index = options.index ?? true;
   const name = index ? 'batch' : 'batch-unindexed';
@@ -45,6 +46,7 @@ export async function redeliverBatchVolume(
     const delivered = waitForDelivered(sink, pathname, messages, 60_000 + messages * 20);
     delivered.catch(() => undefined);
     const before = await worker.stats();
+    options.measuring?.('start', worker);
     const serverBefore = bench.serverCpuMs();
     const started = Date.now();
     const submission = await redeliver.submitBatch(inputs);
@@ -58,6 +60,7 @@ export async function redeliverBatchVolume(
       10 * 60_000,
     );
     const after = await worker.stats();
+    options.measuring?.('end', worker);
     const span = { started, finished: Math.max(lastArrival, closed) };
     const events = await historyLength(bench, submission.batches[0]!.workflowId);
     const row = volumeRow(
