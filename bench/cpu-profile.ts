@@ -140,9 +140,16 @@ class FrameResolver {
         charged: !special,
       };
     }
-    // undici's HTTP parser (llhttp) is WebAssembly: the only WebAssembly the worker runs
-    if (cf.url.startsWith('wasm://'))
-      return { key: `${name} llhttp`, name, file: 'undici llhttp (wasm)', category: 'HTTP POST: undici', charged: false };
+    // WebAssembly (on the worker's main thread, undici's HTTP parser, llhttp): charged to its caller
+    if (cf.url.startsWith('wasm://')) return { key: `${name} wasm`, name, file: 'WebAssembly', category: 'WebAssembly', charged: true };
+    // the workflow thread's sandbox: the SDK's workflow runtime and redeliver's workflows, bundled
+    if (/workflow-bundle-[0-9a-f]+\.js$/.test(cf.url) || cf.url.startsWith('evalmachine')) {
+      const file = cf.url.startsWith('evalmachine') ? cf.url : 'workflow-bundle.js';
+      const category = /payload|^(en|de)code/i.test(name)
+        ? 'workflow sandbox: payload conversion (JSON)'
+        : 'workflow sandbox: runtime, workflows';
+      return { key: `${name} ${file}:${cf.lineNumber + 1}`, name, file, category, charged: false };
+    }
     if (cf.url.startsWith('node:')) {
       const file = cf.url;
       return { key: `${name} ${file}:${cf.lineNumber + 1}`, name, file, category: nodeCategory(file), charged: true };
@@ -178,7 +185,7 @@ class FrameResolver {
 }
 
 function specialCategory(name: string): string {
-  if (name === '(garbage collector)') return 'GC (on the main thread)';
+  if (name === '(garbage collector)') return 'GC (on this thread)';
   if (name === '(program)') return 'V8 and native, unattributed ((program))';
   if (name === IDLE) return 'idle';
   return 'other';
@@ -236,6 +243,14 @@ function redeliverModule(src: string): string {
 
 const ms = (us: number, messages: number) => us / 1000 / messages;
 
+/** The issue's groups of categories (JSON is a V8 builtin: charged to the payload converter, or to redeliver's code that calls it). */
+const GROUPS: [RegExp, string][] = [
+  [/^HTTP POST|^Node: sockets|^WebAssembly/, 'the HTTP POST (undici, Node sockets and streams)'],
+  [/^Temporal SDK|^workflow sandbox/, 'Temporal SDK (activity tasks, heartbeats, activations, payload conversion and JSON, protobuf)'],
+  [/^redeliver/, "redeliver's own code (by module below)"],
+  [/^GC/, 'GC'],
+];
+
 /** The tables of the report (Markdown), in ms per message after scaling the busy sampled time to the thread's CPU time. */
 export function reportTables(a: ProfileAnalysis, messages: number, scale: number, topFunctions = 30): string[] {
   const busy = a.busyUs;
@@ -243,8 +258,21 @@ export function reportTables(a: ProfileAnalysis, messages: number, scale: number
   const pct = (us: number) => `${((100 * us) / busy).toFixed(1)}%`;
   const sorted = <K, V>(m: Map<K, V>, by: (v: V) => number) => [...m].sort((x, y) => by(y[1]) - by(x[1]));
   const lines: string[] = [];
-  lines.push('### By category (self time; Node internals and V8 builtins charged to their caller)', '');
-  lines.push('| category | ms / message | share of busy main thread |', '|---|---|---|');
+  const groups = new Map<string, number>();
+  for (const [c, us] of a.categories) {
+    const group = GROUPS.find(([re]) => re.test(c))?.[1] ?? 'V8 and Node otherwise (builtins, ticks, timers, events, (program))';
+    groups.set(group, (groups.get(group) ?? 0) + us);
+  }
+  lines.push('### By group (the categories below, summed)', '');
+  lines.push("| group | ms / message | share of the thread's busy time |", '|---|---|---|');
+  for (const [g, us] of sorted(groups, (v) => v)) lines.push(`| ${g} | ${f3(us)} | ${pct(us)} |`);
+  lines.push(
+    `| idle (sampled wall time, no CPU; not in the shares) | ${ms(a.idleUs, messages).toFixed(4)} | — |`,
+    '',
+    '### By category (self time; Node internals and V8 builtins charged to their caller)',
+    '',
+  );
+  lines.push("| category | ms / message | share of the thread's busy time |", '|---|---|---|');
   for (const [c, us] of sorted(a.categories, (v) => v)) lines.push(`| ${c} | ${f3(us)} | ${pct(us)} |`);
   lines.push('', '### redeliver by module (total time: the module on the stack, what it called included)', '');
   lines.push('| module | ms / message | share |', '|---|---|---|');
@@ -350,8 +378,8 @@ export function flameGraphSvg(
     }
   }
   const category = (key: string) => {
+    if (key.endsWith(' wasm')) return 'HTTP POST: undici';
     const file = key.match(/ ((?:node:|src\/|bench\/|node_modules\/)\S*?):\d+$/)?.[1];
-    if (key.endsWith(' llhttp')) return 'HTTP POST: undici';
     if (!file) return key.startsWith('(garbage') ? 'GC' : key.startsWith('(program') ? 'V8 and native' : 'V8 builtins';
     return file.startsWith('node:') ? 'Node' : categoryOf(file);
   };

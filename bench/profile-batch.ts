@@ -6,7 +6,8 @@
  * `<name>.svg` (a flame graph) and `<name>.folded` (folded stacks). First the same row without the profiler, on a
  * worker of its own, for the profiler's own cost.
  *
- * `node dist-bench/bench/profile-batch.js [--messages 20000] [--name profile-batch-before] [--interval 250] [--no-plain]`
+ * `node dist-bench/bench/profile-batch.js [--messages 20000] [--name profile-batch-before] [--interval 250] [--no-plain] [--peers]`
+ * (`--peers`: section 6's sink-alone and BullMQ rows first, in the same run, for their CPU per message).
  * (`--interval`: the sampling interval, µs). The profiles themselves (tens of MB) stay in a temporary folder.
  */
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -17,7 +18,9 @@ import { startFlakyEndpoint } from '../src/demo/flaky-endpoint';
 import { installRuntime } from '../src/worker';
 import { analyseProfile, flameGraphSvg, foldedText, reportTables, type CpuProfile } from './cpu-profile';
 import { round, startBenchServer, type WorkerProcess } from './harness';
+import { bullmqVolume } from './bullmq';
 import { redeliverBatchVolume } from './redeliver-volume';
+import { sinkAlone } from './volume';
 import type { VolumeRow } from './volume-row';
 
 /** One thread's CPU time (ms) by thread id, with its name, read from /proc (Linux). */
@@ -119,6 +122,14 @@ async function main(): Promise<void> {
     return { row, ...(span as Omit<Measured, 'row'>) };
   };
   try {
+    const peers: VolumeRow[] = [];
+    if (process.argv.includes('--peers')) {
+      peers.push(await sinkAlone(sink, messages));
+      sink.received.length = 0;
+      peers.push(await bullmqVolume(sink, messages));
+      sink.received.length = 0;
+      for (const p of peers) console.log(`${p.system}: worker CPU ${p.workerCpuMsPerMessage} ms/message, ${p.perSecond}/s`);
+    }
     const plain = process.argv.includes('--no-plain') ? null : await measure();
     if (plain) console.log(`without the profiler: worker CPU ${plain.row.workerCpuMsPerMessage} ms/message, ${plain.row.perSecond}/s`);
     process.env.REDELIVER_BENCH_CPU_PROF = profiles;
@@ -126,7 +137,7 @@ async function main(): Promise<void> {
     const profiled = await measure();
     delete process.env.REDELIVER_BENCH_CPU_PROF;
     console.log(`with the profiler: worker CPU ${profiled.row.workerCpuMsPerMessage} ms/message, ${profiled.row.perSecond}/s`);
-    write(outDir, name, { messages, interval, plain, profiled, profiles });
+    write(outDir, name, { messages, interval, peers, plain, profiled, profiles });
   } finally {
     await sink.close();
     await bench.stop();
@@ -144,7 +155,7 @@ function profileFiles(dir: string, pid: number): { main: string; others: string[
 function write(
   outDir: string,
   name: string,
-  run: { messages: number; interval: number; plain: Measured | null; profiled: Measured; profiles: string },
+  run: { messages: number; interval: number; peers: VolumeRow[]; plain: Measured | null; profiled: Measured; profiles: string },
 ): void {
   const { messages, profiled, plain } = run;
   const files = profileFiles(run.profiles, profiled.pid);
@@ -161,24 +172,28 @@ function write(
   const spanS = (profiled.toUs - profiled.fromUs) / 1e6;
   const workflowThreads = files.others.map((f) => {
     const p = analyseProfile(JSON.parse(readFileSync(f, 'utf8')) as CpuProfile, profiled.fromUs, profiled.toUs);
-    return { file: path.basename(f), busyMs: p.busyUs / 1000 };
+    return { file: path.basename(f), busyMs: p.busyUs / 1000, analysis: p };
   });
   const folded = foldedText(a, 1_000_000);
   writeFileSync(path.join(outDir, `${name}.folded`), folded.text);
+  const profilerMs = profiled.byName.get('v8:ProfEvntProc')?.cpuMs ?? 0;
+  const without = plain && round(plain.row.workerCpuMsPerMessage / (processCpu - profilerMs / messages), 2);
   const lines = [
     `# Where the worker's CPU goes: ${messages} messages delivered at once in batches (section 6's batch row)`,
     '',
-    `${new Date().toISOString()} · ${cpus().length} cores (shared) · Node ${process.version} · \`node dist-bench/bench/profile-batch.js --messages ${messages} --interval ${run.interval}\` (bench/profile-batch.ts).`,
+    `${new Date().toISOString()} · ${cpus().length} cores (shared) · Node ${process.version} · \`node dist-bench/bench/profile-batch.js --messages ${messages} --interval ${run.interval}${run.peers.length ? ' --peers' : ''}\` (bench/profile-batch.ts).`,
     '',
     "Section 6's redeliver-batch row alone: a dev server, the sink, a fresh worker process (worker-process.ts, defaults: retry budget, endpoint health,",
     `limits and outage holds on), \`submitBatch\` of ${messages} messages in batches of 500, measured from the first submit until the sink had every message's`,
     "2xx and every batch's workflow had closed. The worker ran under `--cpu-prof` with a sampling interval of " +
-      `${run.interval} µs; its main thread's profile is cut to that span (${round(spanS, 2)} s).`,
+      `${run.interval} µs; its main thread's profile is cut to that span (${round(spanS, 2)} s; ` +
+      `${profiled.fromUs}–${profiled.toUs} µs in the profiles' clock).`,
     '',
     '## The run',
     '',
     '| | messages /s | worker CPU ms / message (process) |',
     '|---|---|---|',
+    ...run.peers.map((p) => `| ${p.system} (section 6's, in the same run) | ${p.perSecond} | ${p.workerCpuMsPerMessage} |`),
     ...(plain
       ? [`| without the profiler (a worker of its own, first) | ${plain.row.perSecond} | ${plain.row.workerCpuMsPerMessage} |`]
       : []),
@@ -204,6 +219,14 @@ function write(
       (workflowThreads.map((w) => `${w.file} busy ${round(w.busyMs)} ms sampled`).join('; ') || 'none') +
       '.',
     '',
+    ...(without
+      ? [
+          `Without the profiler the process spent ${plain.row.workerCpuMsPerMessage} ms per message, ${without}× what it spent with it on, ` +
+            "its own thread left out: the figures below are the profiled run's; multiply them by that for a run without it " +
+            '(the shares stay).',
+          '',
+        ]
+      : []),
     `Flame graph: [${name}.svg](${name}.svg); folded stacks (µs sampled, idle left out): [${name}.folded](${name}.folded)` +
       (folded.share < 1 ? `, its heaviest stacks up to 1 MB: ${(100 * folded.share).toFixed(1)}% of the busy time.` : '.'),
     '',
@@ -211,6 +234,15 @@ function write(
     '',
     ...reportTables(a, messages, scale),
     '',
+    ...workflowThreads.flatMap((w) => [
+      `## Thread ${w.file.split('.')[4]} (the workflow thread: batchWorkflow's activations)`,
+      '',
+      `Sampled wall time while busy, not scaled (its CPU time is not told apart from the other unnamed threads'): an upper bound. ${w.file}, ` +
+        `${w.analysis.samples} samples over the span.`,
+      '',
+      ...reportTables(w.analysis, messages, 1, 15),
+      '',
+    ]),
   ];
   writeFileSync(path.join(outDir, `${name}.md`), lines.join('\n'));
 
