@@ -1,8 +1,7 @@
-import { Agent, buildConnector, DecoratorHandler, request, type Dispatcher } from 'undici';
+import { Agent, buildConnector, util, type Dispatcher } from 'undici';
 import { isIP } from 'node:net';
 import type { TransportOutcome } from '../classify/types';
 import { AddressGuard, BlockedAddressError, checkPeer, describeRefusal, guardedLookup, type LookupFunction } from './address-guard';
-import { attemptDeadline } from './deadline';
 import { skipContinueResponses } from './interim';
 
 export interface HttpRequest {
@@ -84,45 +83,107 @@ const ERROR_DETAIL_BYTES = 512;
  */
 export async function sendHttp(req: HttpRequest, dispatcher: Dispatcher): Promise<HttpAttempt> {
   const started = performance.now();
-  // one deadline for the whole attempt; undici's own per-phase timeouts are longer and never fire first
-  const deadline = attemptDeadline(req.timeoutMs, req.signal);
-  const done = (outcome: TransportOutcome): HttpAttempt => ({ outcome, durationMs: performance.now() - started });
-  const sending = { started: false };
-  try {
-    return done(await deadline.race(exchange(req, whenWriting(dispatcher, sending), deadline.signal)));
-  } catch (err) {
-    const outcome = outcomeOfError(err, req.timeoutMs, deadline.signal.aborted);
-    const ranOut = (deadline.signal.reason as Error | undefined)?.name === 'TimeoutError';
-    return done(outcome.kind === 'timeout' && ranOut && !sending.started ? connectTimeout(req.timeoutMs) : outcome);
-  } finally {
-    deadline.clear();
-  }
+  const outcome = await new Promise<TransportOutcome>((resolve) => new Exchange(req, resolve).start(dispatcher));
+  return { outcome, durationMs: performance.now() - started };
 }
 
 /**
- * The dispatcher, noting when the request starts going out on a connection (undici calls `onConnect` once
- * the connection is open, right before it writes the request).
+ * One request and its whole response, as undici's dispatch handler: the status and headers, the body read to
+ * its end (so a break is seen, and the connection can be reused) keeping the first bytes of an error's. One
+ * deadline for the whole attempt, its own timer (undici's per-phase timeouts are longer and never fire first):
+ * when it passes, or the attempt's signal aborts, the attempt ends at once, even while undici still waits for a
+ * connection (DNS, TCP, TLS), which it would not cut short. No stream, promise or signal of its own per
+ * attempt: at volume this is most of a worker's work for a message delivered at once (issue 32's profile).
  */
-function whenWriting(dispatcher: Dispatcher, sending: { started: boolean }): Dispatcher {
-  return dispatcher.compose((dispatch) => (options, handler) => dispatch(options, new NotingStart(handler, sending)));
-}
+class Exchange implements Dispatcher.DispatchHandlers {
+  private ended = false;
+  /** undici's abort of this request, once it is on a connection (onConnect: right before it is written). */
+  private abort: ((err: Error) => void) | null = null;
+  /** Why the attempt was stopped before undici gave a connection: it is aborted as soon as one is given. */
+  private stopped: Error | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private status = 0;
+  private headers: Record<string, string | string[] | undefined> = {};
+  private keep = 0;
+  private size = 0;
+  private readonly kept: Buffer[] = [];
 
-/** undici's DecoratorHandler passes every callback on; its types do not declare them. */
-const Delegating = DecoratorHandler as unknown as new (
-  handler: Dispatcher.DispatchHandlers,
-) => Dispatcher.DispatchHandlers & { onConnect(abort: (err?: Error) => void): void };
-
-class NotingStart extends Delegating {
   constructor(
-    handler: Dispatcher.DispatchHandlers,
-    private readonly sending: { started: boolean },
-  ) {
-    super(handler);
+    private readonly req: HttpRequest,
+    private readonly resolve: (outcome: TransportOutcome) => void,
+  ) {}
+
+  start(dispatcher: Dispatcher): void {
+    const { req } = this;
+    let url: URL;
+    try {
+      url = new URL(req.url);
+    } catch (err) {
+      return this.end(outcomeOfError(err, req.timeoutMs, false));
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      return this.end({ kind: 'invalid-target', message: 'Invalid URL protocol: the URL must start with `http:` or `https:`.' });
+    if (req.signal?.aborted) return this.stop(false);
+    this.timer = setTimeout(() => this.stop(true), req.timeoutMs);
+    req.signal?.addEventListener('abort', this.cancelled, { once: true });
+    const path = url.search ? `${url.pathname}${url.search}` : url.pathname;
+    // undici hands what it throws here (a header it refuses) to onError
+    dispatcher.dispatch({ origin: url.origin, path, method: req.method, headers: req.headers, body: req.body }, this);
   }
 
-  override onConnect(abort: (err?: Error) => void): void {
-    this.sending.started = true;
-    return super.onConnect(abort);
+  onConnect(abort: (err?: Error) => void): void {
+    if (this.stopped) return abort(this.stopped);
+    this.abort = abort;
+  }
+
+  onHeaders(status: number, rawHeaders: Buffer[]): boolean {
+    // an interim response (1xx): the final one follows
+    if (status < 200) return true;
+    this.status = status;
+    this.headers = util.parseHeaders(rawHeaders);
+    this.keep = status >= 400 ? ERROR_DETAIL_BYTES : 0;
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.size < this.keep) this.kept.push(chunk.subarray(0, this.keep - this.size));
+    this.size += chunk.length;
+    return true;
+  }
+
+  onComplete(): void {
+    const detail = this.kept.length ? Buffer.concat(this.kept).toString('utf8').trim() : '';
+    this.end({ kind: 'http', status: this.status, headers: this.headers, ...(detail && { detail }) });
+  }
+
+  onError(err: Error): void {
+    this.end(outcomeOfError(err, this.req.timeoutMs, false));
+  }
+
+  private readonly cancelled = () => this.stop(false);
+
+  /**
+   * The deadline passed (`ranOut`) or the attempt's signal aborted: a timeout, or, when the deadline passed before
+   * the request went out, no connection in time (nothing was sent).
+   */
+  private stop(ranOut: boolean): void {
+    if (this.ended) return;
+    const reason = ranOut
+      ? new DOMException(`the attempt did not finish within ${this.req.timeoutMs} ms`, 'TimeoutError')
+      : ((this.req.signal?.reason as Error | undefined) ?? new Error('the attempt was cancelled'));
+    const abort = this.abort;
+    // ended first: undici's abort calls onError at once, with the reason given
+    this.end(ranOut && !abort ? connectTimeout(this.req.timeoutMs) : { kind: 'timeout', afterMs: this.req.timeoutMs });
+    if (abort) abort(reason);
+    else this.stopped = reason;
+  }
+
+  private end(outcome: TransportOutcome): void {
+    if (this.ended) return;
+    this.ended = true;
+    clearTimeout(this.timer);
+    this.req.signal?.removeEventListener('abort', this.cancelled);
+    this.resolve(outcome);
   }
 }
 
@@ -133,25 +194,6 @@ function connectTimeout(timeoutMs: number): TransportOutcome {
     code: 'ETIMEDOUT',
     message: `no connection to the endpoint within the attempt's ${timeoutMs} ms; nothing was sent`,
   };
-}
-
-/** The request and its whole response. */
-async function exchange(req: HttpRequest, dispatcher: Dispatcher, signal: AbortSignal): Promise<TransportOutcome> {
-  const res = await request(req.url, { method: req.method, headers: req.headers, body: req.body, dispatcher, signal });
-  const detail = await readBody(res.body, res.statusCode >= 400 ? ERROR_DETAIL_BYTES : 0);
-  return { kind: 'http', status: res.statusCode, headers: res.headers, ...(detail && { detail }) };
-}
-
-/** Reads the body to its end (so a break is seen, and the connection can be reused), keeping its first bytes. */
-async function readBody(body: AsyncIterable<Buffer>, keep: number): Promise<string | undefined> {
-  const kept: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    if (size < keep) kept.push(chunk.subarray(0, keep - size));
-    size += chunk.length;
-  }
-  const text = Buffer.concat(kept).toString('utf8').trim();
-  return text || undefined;
 }
 
 // Node's and OpenSSL's certificate and handshake codes (tls.TLSSocket authorizationError, ERR_SSL_*)

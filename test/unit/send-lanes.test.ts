@@ -104,3 +104,26 @@ test('lanes: a lane freed and a new arrival in the same turn: the waiter woken k
   await Promise.all([first, second, third]);
   expect(g.peak.get('a')).toBe(1);
 });
+
+test('lanes: thousands waiting on one endpoint and a few on another each go in arrival order, within the bounds', async () => {
+  const lanes = new SendLanes(4, 6);
+  const started: string[] = [];
+  let inFlight = 0;
+  let peak = 0;
+  const work = (key: string, name: string) =>
+    lanes.run(key, async () => {
+      started.push(name);
+      peak = Math.max(peak, ++inFlight);
+      await new Promise((r) => setImmediate(r));
+      inFlight--;
+    });
+  const names = Array.from({ length: 5000 }, (_, i) => (i % 1000 === 999 ? `b${i}` : `a${i}`));
+  await Promise.all(names.map((name) => work(name[0]!, name)));
+  expect(peak).toBeLessThanOrEqual(6);
+  // each endpoint's sends started in the order they came
+  for (const key of ['a', 'b']) {
+    const own = names.filter((n) => n[0] === key);
+    expect(started.filter((n) => n[0] === key)).toEqual(own);
+  }
+  expect(lanes.stats()).toEqual({ inFlight: 0, waiting: 0 });
+});
