@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import {
+  BATCH_MEMO_MESSAGES,
+  type BatchMemo,
   type BatchResult,
   batchWorkflowId,
   type BatchWorkflowInput,
@@ -191,11 +193,6 @@ export class BatchHandle {
   }
 }
 
-/** Kept in a batch's memo: what its messages were, so that its id given again for other messages is refused. */
-interface BatchMemo {
-  contents: string;
-}
-
 /** Starts one batch's workflow; one that exists is not started again (if it holds the same messages). */
 export async function startBatch(
   client: Client,
@@ -211,7 +208,7 @@ export async function startBatch(
     ...(places && { places }),
   };
   const handle = (created: boolean) => new BatchHandle(client, batch.tenant, batch.batchId, batch.deliveries.length, created);
-  const memo: BatchMemo = { contents: batch.contents };
+  const memo: BatchMemo = { contents: batch.contents, [BATCH_MEMO_MESSAGES]: batch.deliveries.length };
   try {
     await client.workflow.start<BatchWorkflow>('batchWorkflow', {
       workflowId: batchWorkflowId(batch.tenant, batch.batchId),

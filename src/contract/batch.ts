@@ -76,5 +76,15 @@ export interface BatchResult {
   results: MessageResult[];
 }
 
+/**
+ * A batch's memo: its contents' hash (a batch id given again for other messages is refused) and its number of
+ * messages (the workflow names it in its activity's summary without reading its input; absent before).
+ */
+export interface BatchMemo {
+  contents: string;
+  [BATCH_MEMO_MESSAGES]?: number;
+}
+export const BATCH_MEMO_MESSAGES = 'messages';
+
 /** batchWorkflow's type, for typed starts and handles. */
 export type BatchWorkflow = (input: BatchWorkflowInput) => Promise<BatchResult>;

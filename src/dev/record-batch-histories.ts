@@ -1,6 +1,6 @@
 /**
  * The recorded histories of batches (`npm run record-histories` calls this; docs/batches.md): a batch whose messages
- * are all delivered at once; one where some fail their first attempt and are handed over to deliveries of their
+ * are all delivered at once (and the same on the workflow that passes its input through unread); one where some fail their first attempt and are handed over to deliveries of their
  * own (and one of those deliveries, which starts from the batch's attempt: handed-over-first-attempt); and one
  * with an ordered message, queued on its key rather than attempted. And a single submit whose first attempt (a
  * standalone activity, a batch of one) failed: the delivery it was handed to (first-attempt-handed-over).
@@ -11,7 +11,13 @@ import { Redeliver } from '../client/index';
 import type { DeliveryInput } from '../delivery/types';
 import { historyFileText } from '../temporal/sdk-adapter';
 
-export const BATCH_SCENARIOS = ['batch-delivered', 'batch-handed-over', 'batch-ordered', 'first-attempt-handed-over'] as const;
+export const BATCH_SCENARIOS = [
+  'batch-delivered',
+  'batch-passed-through',
+  'batch-handed-over',
+  'batch-ordered',
+  'first-attempt-handed-over',
+] as const;
 
 const FAST = { jitter: 'none', initial: '200ms', min: '200ms', max: '200ms' } as const;
 
@@ -45,6 +51,16 @@ export async function recordBatchHistories(redeliver: Redeliver, endpointUrl: st
       [1, 2, 3].map((n) => message(`batch-delivered-${n}`, '/batch')),
     );
     console.log(`batch-delivered: ${outcomes.join(', ')} → ${await save(workflowId, 'batchWorkflow_delivered.json')}`);
+  }
+
+  if (wanted('batch-passed-through')) {
+    // as batch-delivered, on the workflow that passes its input and its activity's result through unread (RawValue),
+    // its memo telling its size: batchWorkflow_delivered.json is a batch from before, whose memo did not
+    const { workflowId, outcomes } = await run(
+      'batch-passed-through',
+      [1, 2, 3].map((n) => message(`batch-passed-through-${n}`, '/batch')),
+    );
+    console.log(`batch-passed-through: ${outcomes.join(', ')} → ${await save(workflowId, 'batchWorkflow_passed-through.json')}`);
   }
 
   if (wanted('batch-handed-over')) {

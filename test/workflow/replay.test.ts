@@ -76,6 +76,7 @@ test('every recorded history replays on the current workflow code', async () => 
   // failed first attempt (a standalone activity, a batch of one)
   for (const file of [
     'batchWorkflow_delivered',
+    'batchWorkflow_passed-through',
     'batchWorkflow_handed-over',
     'batchWorkflow_ordered',
     'deliveryWorkflow_batch-handed-over',
