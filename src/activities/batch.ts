@@ -13,6 +13,7 @@ import { DeliveryStarter } from '../starter/delivery-starter';
 import type { Delivery } from '../delivery/types';
 import { mostUrgent } from '../endpoints/priority';
 import { savedHeartbeat } from '../temporal/sdk-adapter';
+import { nativeJsonActivity } from '../temporal/raw-json';
 import { planSends, sendPlanned, type PlannedSend } from './batch-requests';
 import { activityClock, lostAttempt, type AttemptResult, type RequestAttempt } from './deliver';
 import type { EndpointAdmission } from '../worker-services/admission';
@@ -182,7 +183,8 @@ export function createBatchActivities(deps: BatchDeps) {
     return resultOf(input, done);
   }
   // a single submit's first attempt (a standalone activity) is a batch of one
-  return { firstAttempts, firstAttempt: firstAttempts };
+  const registered = nativeJsonActivity(firstAttempts);
+  return { firstAttempts: registered, firstAttempt: registered };
 }
 
 /** The open generation of each hold, as this worker found it, per task queue (HoldIntake); none without a client. */
