@@ -13,7 +13,7 @@ import { DeliveryStarter } from '../starter/delivery-starter';
 import type { Delivery } from '../delivery/types';
 import { mostUrgent } from '../endpoints/priority';
 import { savedHeartbeat } from '../temporal/sdk-adapter';
-import { nativeJsonActivity } from '../temporal/raw-json';
+import { nativeJsonActivity } from './native-json';
 import { planSends, sendPlanned, type PlannedSend } from './batch-requests';
 import { activityClock, lostAttempt, type AttemptResult, type RequestAttempt } from './deliver';
 import type { EndpointAdmission } from '../worker-services/admission';
