@@ -53,7 +53,11 @@ function shown(value: unknown): string {
   return text.length > 100 ? `${text.slice(0, 100)}…` : text;
 }
 
-function resolvePolicy(input: BackoffPolicyInput | undefined, context: PolicyContext): { policy: BackoffPolicy; problems: Problem[] } {
+/** The kind's defaults merged with `input`, and every problem with it (fields named without prefix): the policy is valid when there are none. */
+export function resolvePolicy(
+  input: BackoffPolicyInput | undefined,
+  context: PolicyContext,
+): { policy: BackoffPolicy; problems: Problem[] } {
   const kind = context.kind ?? 'event';
   const qos = context.qos ?? 1;
   const now = context.now ?? Date.now();

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError, type Problem } from '../errors';
 import { STABLE_CODE } from '../classify/classify';
-import { policyProblems, validatePolicy } from '../policy';
+import { resolvePolicy } from '../policy';
 import { parseDuration } from '../policy/duration';
 import type { BackoffPolicyInput } from '../policy/types';
 import type { Delivery, DeliveryInput, HttpBatching, HttpBatchingInput, MessageKind, MqttTargetInput, Target } from '../delivery/types';
@@ -277,7 +277,8 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
   }
   // with an unknown kind, the policy is still checked on its own terms (as for an event)
   const policyContext = { kind: kind ?? 'event', qos, now } as const;
-  for (const p of policyProblems(policyInput, policyContext)) {
+  const resolved = resolvePolicy(policyInput, policyContext);
+  for (const p of resolved.problems) {
     const field = p.field === 'deadline' && input.command?.deadline !== undefined ? 'command.deadline' : `policy.${p.field}`;
     problems.push({ field, message: p.message });
   }
@@ -323,7 +324,7 @@ export function validateDelivery(raw: unknown, options: ValidateOptions = {}): D
     body,
     contentType: input.contentType ?? (typeof input.payload === 'string' ? 'text/plain; charset=utf-8' : 'application/json'),
     command: input.command ? { requestId: input.command.requestId, status: input.command.status ?? 200 } : null,
-    policy: validatePolicy(policyInput, { kind, qos, now }),
+    policy: resolved.policy,
     overrides: input.overrides ?? {},
     submittedAt: now,
     ...(input.orderingKey !== undefined && { orderingKey: input.orderingKey }),
