@@ -203,7 +203,7 @@ export async function createWorker(options: RedeliverWorkerOptions = {}): Promis
       operatorEvents,
       pacer,
       outageHold: options.outageHold ?? settings.outageHold,
-      ...(controls && { control: (endpoint: string) => controls.get(endpoint) }),
+      ...(controls && { control: async (endpoint: string) => controls.get(endpoint) }),
       ...(listener && { listener }),
     }),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentAttempts ?? settings.maxConcurrentAttempts,
@@ -328,7 +328,7 @@ function pacerOf(
     maxInFlight,
     defaults: limits ?? NO_LIMITS,
     changed: paceGauges(),
-    ...(controls && { control: (endpoint: string) => controls.get(endpoint) }),
+    ...(controls && { control: async (endpoint: string) => controls.get(endpoint) }),
     ...(reporter && { share: (endpoint: string) => reporter.share(endpoint) }),
   });
 }

@@ -36,11 +36,16 @@ export class Outages {
     this.batch = firstAttemptsSource(input);
   }
 
+  /** Whether the endpoint is failing now: only then may a send's messages wait unsent (holdsUnsent). */
+  failing(endpoint: string): boolean {
+    return this.pacer.state(endpoint) === 'failing';
+  }
+
   /** Before a send: true when the endpoint is failing, and its messages (none sent at most once) wait unsent. */
   async holdsUnsent(indexes: readonly number[]): Promise<boolean> {
     const deliveries = indexes.map((i) => this.input.deliveries[i]!);
     const { endpoint } = deliveries[0]!;
-    if (this.pacer.state(endpoint) !== 'failing' || deliveries.some(sentOnce) || !(await this.holdsFor(endpoint))) return false;
+    if (!this.failing(endpoint) || deliveries.some(sentOnce) || !(await this.holdsFor(endpoint))) return false;
     const at = this.now();
     for (const i of indexes) this.add(i, this.unsent(this.input.deliveries[i]!, at));
     return true;

@@ -124,13 +124,14 @@ export function createBatchActivities(deps: BatchDeps) {
       const clock = activityClock();
       let startedAt = clock();
       const endpoint = input.deliveries[planned.indexes[0]!]!.endpoint;
-      // the endpoint is failing: its messages wait in its hold unsent (its probes go from there)
-      if (!refused && (await outages?.holdsUnsent(planned.indexes))) return;
+      // a failing endpoint's messages wait in its hold unsent (its probes go from there); a healthy one's await nothing
+      const failing = () => outages?.failing(endpoint) === true;
+      if (!refused && failing() && (await outages!.holdsUnsent(planned.indexes))) return;
       const results = refused
         ? planned.indexes.map((): AttemptResult => ({ ok: false, ...refused }))
         : await lanes.run(endpoint, async () => {
             // again once it has its lane: the worker's batches queue for their lanes, and the endpoint may be failing by now
-            if (await outages?.holdsUnsent(planned.indexes)) return HELD_UNSENT;
+            if (failing() && (await outages!.holdsUnsent(planned.indexes))) return HELD_UNSENT;
             // one request, one place at the endpoint; the activity heartbeats while it waits
             const release = await deps.admission?.enter(endpoint, entryOf(planned, input.deliveries, context.cancellationSignal));
             if (release && 'held' in release) return release;

@@ -146,10 +146,10 @@ function exchangeAndClassify(deps: DeliverDeps) {
  */
 function httpSender(deps: DeliverDeps) {
   const secrets = deps.signing ?? signingSecretsFromEnvironment();
-  return async (request: HttpRequest, signing: Signing | undefined): Promise<HttpAttempt> => {
+  return (request: HttpRequest, signing: Signing | undefined): Promise<HttpAttempt> => {
     if (!signing) return sendHttp(request, deps.http);
     const signed = signRequest(request, signing, secrets);
-    return signed.ok ? sendHttp(signed.request, deps.http) : { outcome: signed.outcome, durationMs: 0 };
+    return signed.ok ? sendHttp(signed.request, deps.http) : Promise.resolve({ outcome: signed.outcome, durationMs: 0 });
   };
 }
 

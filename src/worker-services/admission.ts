@@ -1,9 +1,10 @@
 import { RetryBudget, type Grant } from '../endpoints/budget';
 import type { Breaker } from './breaker';
-import { limitsOf, NO_LIMITS, workerShare, type EndpointControl, type EndpointLimits } from '../endpoints/controls';
+import { limitsOf, NO_LIMITS, workerShare, type EndpointLimits } from '../endpoints/controls';
 import { RankedCells, RANKS, rankOf } from '../endpoints/priority';
 import type { MessageKind } from '../policy/types';
 import { RankedQueue } from './ranked-queue';
+import type { MaybeRead } from './control-cache';
 
 /*
  * Per-endpoint limits over every attempt a worker sends — first attempts, a batch's requests, retries
@@ -42,8 +43,8 @@ export interface AdmissionOptions {
   defaults?: EndpointLimits;
   /** This worker's part of an endpoint's limits: 1/N with N workers (the reporter's count). Default 1. */
   share?: (endpoint: string) => number;
-  /** The endpoint's control from its workflow (endpoint settings); undefined when it has none. */
-  control?: (endpoint: string) => Promise<EndpointControl | undefined>;
+  /** The endpoint's control from its workflow (endpoint settings); undefined when it has none. At once when known (ControlCache). */
+  control?: (endpoint: string) => MaybeRead;
   /** The circuit breaker (docs/endpoint-health.md, "Circuit breaker"); none: attempts are never held for a failing endpoint. */
   breaker?: Breaker;
   /** Default Date.now. */
@@ -107,7 +108,8 @@ export class EndpointAdmission {
    * one is told (`at`), for the caller to come back then with `reserved` when it was a reserved slot of the rate.
    */
   async ask(endpoint: string, options: AskOptions = {}): Promise<Admission> {
-    const control = await this.options.control?.(endpoint);
+    const read = this.options.control?.(endpoint);
+    const control = read instanceof Promise ? await read : read;
     const mode = control?.mode;
     if (mode?.state === 'disabled') return { go: false, refused: true, reason: DISABLED, why: `${endpoint} is disabled: ${mode.reason}` };
     if (mode?.state === 'paused') return { go: false, held: true, reason: PAUSED, why: `${endpoint} is paused: ${mode.reason}` };
@@ -117,7 +119,9 @@ export class EndpointAdmission {
     if (call === 'held') return { go: false, held: true, reason: BREAKER, why };
     const gate = this.gate(endpoint, limitsOf(control?.settings, this.defaults));
     const asking = { ...options, share: this.options.share?.(endpoint) ?? 1, rank: rankOf(options.kind, control?.settings.priority) };
-    const admission = (await this.rateSlot(endpoint, gate, asking)) ?? (await this.permit(endpoint, gate, asking));
+    // without a rate, and with room, nothing is awaited (at volume each promise counts: issue 32)
+    const slot = gate.rate ? await this.rateSlot(endpoint, gate, asking) : null;
+    const admission = slot ?? this.permitNow(gate, asking) ?? (await this.waitForRoom(endpoint, gate, asking));
     if (call !== 'probe') return admission;
     // one probe at a time: the next when this one has ended, or now if this one waits for its room
     if (!admission.go) {
@@ -275,15 +279,21 @@ export class EndpointAdmission {
   }
 
   /** A place among the attempts in flight: now, after a short wait for one to end, or a turn to come back at. */
-  private async permit(endpoint: string, gate: Gate, options: Asking): Promise<Admission> {
+  /** Room in flight now: the attempt goes. Null when the bound is reached, or others wait before it (waitForRoom). */
+  private permitNow(gate: Gate, options: Asking): Admission | null {
     const max = gate.limits.maxInFlight;
-    const release = (durationMs: number) => this.release(gate, durationMs);
     if (max === null) return { go: true, release: (d) => this.measure(gate, d) };
-    const mine = workerShare(max, options.share);
-    if (gate.inFlight < mine && gate.waiters.length === 0) {
+    if (gate.inFlight < workerShare(max, options.share) && gate.waiters.length === 0) {
       gate.inFlight++;
-      return { go: true, release };
+      return { go: true, release: (d) => this.release(gate, d) };
     }
+    return null;
+  }
+
+  /** No room now: a short wait here for an attempt in flight to end, else a turn to come back at. */
+  private async waitForRoom(endpoint: string, gate: Gate, options: Asking): Promise<Admission> {
+    const max = gate.limits.maxInFlight!;
+    const mine = workerShare(max, options.share);
     const wait = Math.min(LOCAL_WAIT_MS, (options.notAfter ?? Infinity) - this.now());
     if (gate.waiters.ahead(options.rank) < mine && wait > 0 && (await this.waitInQueue(gate.waiters, wait, options))) {
       return this.placeAfterWait(endpoint, gate, options);

@@ -4,6 +4,9 @@ import { CONTROL_MEMO, CONTROL_TTL_MS, type EndpointControl } from '../endpoints
 /** How long a read an attempt waits for may take before it goes on with what was known (Temporal slow or away). */
 const READ_DEADLINE_MS = 5_000;
 
+/** An endpoint's control, or the read that will give it. */
+export type MaybeRead = EndpointControl | undefined | Promise<EndpointControl | undefined>;
+
 interface Entry {
   control: EndpointControl | undefined;
   readAt: number;
@@ -32,15 +35,17 @@ export class ControlCache {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async get(endpoint: string): Promise<EndpointControl | undefined> {
+  /** The endpoint's control: at once from a copy within its time to live, else once it has been read. */
+  get(endpoint: string): MaybeRead {
     let entry = this.entries.get(endpoint);
     if (!entry) {
       entry = { control: undefined, readAt: 0, known: false };
       this.entries.set(endpoint, entry);
     }
     const age = this.now() - entry.readAt;
-    if (!entry.known || age > this.ttlMs) await this.read(endpoint, entry);
-    else if (age > this.ttlMs / 2) void this.read(endpoint, entry);
+    if (!entry.known || age > this.ttlMs) return this.read(endpoint, entry).then(() => entry.control);
+    if (age > this.ttlMs / 2) void this.read(endpoint, entry);
+    // no promise when none is needed: every attempt asks, and at volume each promise counts (issue 32)
     return entry.control;
   }
 
