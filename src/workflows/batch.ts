@@ -8,8 +8,8 @@ import { BATCH_MEMO_MESSAGES, type Activities, type BatchResult, type BatchWorkf
  * events whatever its size; its result lists each message's first attempt and where it went.
  *
  * The workflow passes its input to the activity, and the activity's result out, as they came (RawValue, see
- * below): it reads none of the messages, and the workflow thread (no native UTF-8 or JSON there) would
- * otherwise decode and encode every message twice; at volume that was most of a batch's work there.
+ * below): it reads none of the messages, and the workflow thread (whose UTF-8 decoder and encoder are the SDK's
+ * JavaScript ones) would otherwise decode and encode every message twice; at volume that was most of its work.
  */
 export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchResult> {
   // a RawValue as this workflow is defined below; the input itself when called by a workflow defined otherwise
