@@ -80,7 +80,7 @@ export function createSubscriptionActivities(deps: { http: Dispatcher; mqtt: Mqt
         device: sub.device,
         ...(command.requestId !== null && { 'command-request-id': command.requestId }),
       };
-      // the timeout bounds the whole call, body included, as a delivery's attempt (attemptDeadline)
+      // the timeout bounds the whole call, body included, as it bounds a delivery's attempt (sendHttp)
       const deadline = attemptDeadline(sub.callback.timeout);
       let outcome: TransportOutcome;
       let answer: { body: string; headers: Record<string, string | string[] | undefined>; status: number } | undefined;

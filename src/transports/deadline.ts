@@ -1,5 +1,6 @@
 /**
- * The deadline of one attempt: the attempt's own timer and AbortController, held and cleared by the attempt.
+ * The deadline of one call (a command subscription's callback; a delivery's attempt has the same rule in its
+ * dispatch handler, sendHttp): the call's own timer and AbortController, held and cleared by the call.
  *
  * Not `AbortSignal.any([cancel, AbortSignal.timeout(ms)])`: Node holds the sources of an `any` signal only
  * weakly, so once the attempt is under way nothing else references the timeout signal, a garbage collection

@@ -278,7 +278,6 @@ export class EndpointAdmission {
     return 1000 / (gate.limits.rate! * options.share);
   }
 
-  /** A place among the attempts in flight: now, after a short wait for one to end, or a turn to come back at. */
   /** Room in flight now: the attempt goes. Null when the bound is reached, or others wait before it (waitForRoom). */
   private permitNow(gate: Gate, options: Asking): Admission | null {
     const max = gate.limits.maxInFlight;
