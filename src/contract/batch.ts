@@ -76,6 +76,9 @@ export interface BatchResult {
   results: MessageResult[];
 }
 
+/** The memo key of a batch's number of messages. */
+export const BATCH_MEMO_MESSAGES = 'messages';
+
 /**
  * A batch's memo: its contents' hash (a batch id given again for other messages is refused) and its number of
  * messages (the workflow names it in its activity's summary without reading its input; absent before).
@@ -84,7 +87,6 @@ export interface BatchMemo {
   contents: string;
   [BATCH_MEMO_MESSAGES]?: number;
 }
-export const BATCH_MEMO_MESSAGES = 'messages';
 
 /** batchWorkflow's type, for typed starts and handles. */
 export type BatchWorkflow = (input: BatchWorkflowInput) => Promise<BatchResult>;
