@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { searchAttributeTypeName, waitUntilServing } from '../dev/dev-server';
-import { freePort, freePortIn, portFree } from '../dev/ports';
+import { freePortIn, freeServerPort, portFree } from '../dev/ports';
 import { ensureTemporalCli, projectRoot } from '../dev/temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../contract';
 import { ensureGoBuild, TEMPORAL_SERVER_BUILD, TEMPORAL_SERVER_VERSION, TEMPORAL_UI_BUILD } from './go-build';
@@ -266,7 +266,7 @@ async function postgresService(dir: string, state: ClusterState, fresh: boolean,
     }
     await initPostgres(bin, dataDir, state.postgres.password, user);
   }
-  const port = await freePort();
+  const port = await freeServerPort();
   const logFile = freshLog(dir, 'postgresql');
   return { name: 'postgresql', port, spec: postgresSpec(bin, dataDir, port, logFile, user) };
 }
@@ -311,7 +311,7 @@ async function temporalServices(
   historyHosts: number,
 ): Promise<Omit<ServiceState, 'pid'>[]> {
   const taken = new Set([port, postgresPort]);
-  const free = async (pick = freePort): Promise<number> => {
+  const free = async (pick = freeServerPort): Promise<number> => {
     for (;;) {
       const p = await pick();
       if (!taken.has(p)) return (taken.add(p), p);

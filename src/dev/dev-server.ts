@@ -50,6 +50,26 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const port = options.port ?? 7233;
   const uiPort = options.uiPort === undefined ? port + 1000 : options.uiPort;
   const cli = await ensureTemporalCli(options.log);
+  const args = devServerArgs(options, port, uiPort);
+  // the dev server picks its other ports (HTTP API, metrics, the services' gRPC and membership) free a moment
+  // before it listens on them; another process may take one in between: then it exits, and a new start picks anew
+  for (let start = 1; ; start++) {
+    try {
+      return await startOnce(cli, args, options, port, uiPort);
+    } catch (err) {
+      if (!(err instanceof PortClash) || start === PORT_CLASH_STARTS) throw err;
+      options.log?.(`${err.message}; starting it again`);
+    }
+  }
+}
+
+/** How many times a start whose ports were taken under it is made in all. */
+const PORT_CLASH_STARTS = 3;
+
+/** The dev server exited while starting because a port it listens on was taken. */
+export class PortClash extends Error {}
+
+function devServerArgs(options: DevServerOptions, port: number, uiPort: number | null): string[] {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'];
   if (uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(uiPort), '--ui-disable-news-fetch');
@@ -61,19 +81,16 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   for (const pragma of options.sqlitePragmas ?? []) args.push('--sqlite-pragma', pragma);
   if (options.fairness ?? true) for (const setting of FAIRNESS_SETTINGS) args.push('--dynamic-config-value', setting);
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${searchAttributeTypeName(key.type)}`);
+  return args;
+}
 
-  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  if (options.logFile) {
-    mkdirSync(path.dirname(options.logFile), { recursive: true });
-    const out = createWriteStream(options.logFile, { flags: 'a' });
-    child.stdout?.pipe(out);
-    child.stderr?.pipe(out);
-  } else {
-    child.stdout?.resume();
-    child.stderr?.resume();
-  }
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+/** One start: spawns the server and waits until it answers; an exit while starting throws with the output's last lines. */
+async function startOnce(cli: string, args: string[], options: DevServerOptions, port: number, uiPort: number | null): Promise<DevServer> {
   const address = `127.0.0.1:${port}`;
+  const chosenPorts = uiPort === null ? [port] : [port, uiPort];
+  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = keepOutput(child, options.logFile);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const stop = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
@@ -81,23 +98,57 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     await exited;
     clearTimeout(timer);
   };
-  let exitCode: number | null | undefined;
+  let exitCode: number | undefined;
   void exited.then((code) => (exitCode = code ?? -1));
   try {
     await waitUntilServing(address, {
       name: 'the Temporal dev server',
       timeoutMs: options.startTimeoutMs ?? 60_000,
       intervalMs: 250,
-      failed: () =>
-        exitCode === undefined
-          ? undefined
-          : new Error(`the Temporal dev server exited with code ${exitCode} while starting (is port ${address} taken?)`),
+      failed: () => (exitCode === undefined ? undefined : exitedWhileStarting(exitCode, chosenPorts, output.last())),
     });
   } catch (err) {
     await stop();
     throw err;
   }
+  output.stopKeeping();
   return { address, uiUrl: uiPort === null ? null : `http://127.0.0.1:${uiPort}`, process: child, stop };
+}
+
+/**
+ * The error for a server that exited while starting: a PortClash when a port it picked itself was taken (a
+ * port the caller chose, frontend or UI, stays taken: that is the caller's to mend, not a start's to retry).
+ */
+export function exitedWhileStarting(exitCode: number, chosenPorts: number[], lastOutput: string): Error {
+  const said = lastOutput.trim() ? `; it said: ${lastOutput.trim()}` : '';
+  const message = `the Temporal dev server on port ${chosenPorts[0]} exited with code ${exitCode} while starting${said}`;
+  const clash = /address already in use/i.test(lastOutput);
+  const chosenTaken = chosenPorts.some((port) => new RegExp(`:${port}\\b`).test(lastOutput));
+  return clash && !chosenTaken ? new PortClash(message) : new Error(message);
+}
+
+/** Sends the server's output to `logFile` (or drops it), keeping its last 2 KB while it starts, for an error to quote. */
+function keepOutput(child: ChildProcess, logFile: string | undefined): { last(): string; stopKeeping(): void } {
+  let last = '';
+  const keep = (chunk: Buffer) => (last = (last + chunk.toString('utf8')).slice(-2048));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  if (logFile) {
+    mkdirSync(path.dirname(logFile), { recursive: true });
+    const out = createWriteStream(logFile, { flags: 'a' });
+    child.stdout?.pipe(out);
+    child.stderr?.pipe(out);
+  } else {
+    child.stdout?.resume();
+    child.stderr?.resume();
+  }
+  return {
+    last: () => last,
+    stopKeeping: () => {
+      child.stdout?.off('data', keep);
+      child.stderr?.off('data', keep);
+    },
+  };
 }
 
 export interface WaitUntilServingOptions {
