@@ -107,11 +107,7 @@ export function createBatchActivities(deps: BatchDeps) {
       };
       done[i] = { ...row, disposition: 'handed-over', ...(existing && { existing }) };
     };
-    const delivered = (i: number, code: string, at: number) => {
-      const delivery = input.deliveries[i]!;
-      const row = { messageId: delivery.messageId, deliveryId: delivery.deliveryId, code, at: new Date(at).toISOString() };
-      done[i] = { ...row, disposition: 'delivered' };
-    };
+    const delivered = (i: number, code: string, at: number) => void (done[i] = deliveredRow(input.deliveries[i]!, code, at));
     const record = async (i: number, result: AttemptResult, startedAt: number, at: number) => {
       if (result.ok) return delivered(i, result.code, at);
       const { ok: _ok, ...failure } = result;
@@ -188,6 +184,11 @@ export function createBatchActivities(deps: BatchDeps) {
   // a single submit's first attempt (a standalone activity) is a batch of one
   const registered = nativeJsonActivity(firstAttempts);
   return { firstAttempts: registered, firstAttempt: registered };
+}
+
+/** A message delivered at once, as its batch's result lists it. */
+function deliveredRow(delivery: Delivery, code: string, at: number): MessageResult {
+  return { messageId: delivery.messageId, deliveryId: delivery.deliveryId, code, at: new Date(at).toISOString(), disposition: 'delivered' };
 }
 
 /** The open generation of each hold, as this worker found it, per task queue (HoldIntake); none without a client. */
