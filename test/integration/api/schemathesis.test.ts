@@ -14,7 +14,7 @@ import { waitFor } from '../../support/wait';
 
 // schemathesis, a client nobody here wrote, generates requests from /openapi.json (valid ones, and ones the
 // schema refuses) and checks every answer against the document. Bounded: a fixed number of examples per
-// operation, a fixed seed, and a time limit; the first run also installs it from PyPI (about 90 s).
+// operation, a fixed seed, and time limits; the first run also installs it from PyPI (about 90 s).
 jest.setTimeout(10 * 60_000);
 
 const KEY = `key-${randomUUID()}`;
@@ -126,12 +126,19 @@ function statusesByOperation(): Map<string, number[]> {
 }
 
 test('schemathesis finds no 5xx and no answer that breaks the OpenAPI document; every operation reaches its logic', async () => {
-  // generated requests, valid and not, for each operation on its own
-  const single = await schemathesis('examples,coverage,fuzzing', 130);
-  expect(single.code).toBe(0);
-  expect(single.output).toMatch(/\d+ passed/);
-  // no operation answered its generated requests with 400s only: the document says what validation accepts
-  expect(single.output).not.toMatch(/Schema validation mismatch/);
+  // generated requests, valid and not, for each operation on its own: first each operation's examples and the
+  // cases that cover its schema, to their end (about 3 minutes here, 2,366 cases; the limit is a guard)
+  const covered = await schemathesis('examples,coverage', 300);
+  expect(covered.code).toBe(0);
+  expect(covered.output).toMatch(/\d+ passed/);
+  // no operation answered those valid requests with 400s only: the document says what validation accepts
+  expect(covered.output).not.toMatch(/Schema validation mismatch/);
+  // then random ones for a minute, checked alike. Not for the share validation accepts: the time limit cuts the
+  // last operation short, and a few random valid cases may all be refused by design (RFC 3986 URIs such as
+  // mqtt://[94C20]/ that the WHATWG URL parser, and so the API, refuses): that warning came and went between runs
+  const fuzzed = await schemathesis('fuzzing', 60);
+  expect(fuzzed.code).toBe(0);
+  expect(fuzzed.output).toMatch(/\d+ passed/);
 
   // then chains of operations, each taking what the one before answered by the document's links: a submit to its
   // delivery's read and controls, a listing to its items', a pause to the resume
